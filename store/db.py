@@ -17,6 +17,7 @@ import sqlite_utils
 from store.analyses import AnalysisTables
 from store.migrations import migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
+from store.repository import RepositoryTables
 from store.rows import column_names, from_row, to_row
 
 DEFAULT_DB = "workbench.db"
@@ -140,7 +141,7 @@ _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
 
 
-class Store(AnalysisTables):
+class Store(AnalysisTables, RepositoryTables):
     """Workbench records in one SQLite file (WAL mode, foreign keys on, FTS over steps).
 
     Reads return pydantic records. Writes that belong together go through

@@ -237,11 +237,79 @@ ANALYSES = _script(
     "CREATE INDEX clusters_by_run ON clusters(run_id, status)",
 )
 
+REPOSITORY = _script(
+    """
+    CREATE TABLE specs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+        clusters TEXT NOT NULL,
+        reasoner TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        families TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        activation TEXT,
+        scope TEXT,
+        execution TEXT,
+        sources TEXT NOT NULL,
+        contrasts TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """
+    CREATE TABLE compile_attempts (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        spec_id INTEGER NOT NULL REFERENCES specs(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        closed INTEGER NOT NULL,
+        checks TEXT NOT NULL,
+        carried TEXT NOT NULL,
+        missing TEXT NOT NULL,
+        contract TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (spec_id, position)
+    )""",
+    """
+    CREATE TABLE artifact_versions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        artifact TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        contract TEXT NOT NULL,
+        spec_id INTEGER REFERENCES specs(id) ON DELETE SET NULL,
+        attempt_id INTEGER REFERENCES compile_attempts(id) ON DELETE SET NULL,
+        parent INTEGER REFERENCES artifact_versions(id) ON DELETE SET NULL,
+        origin TEXT NOT NULL,
+        cases TEXT NOT NULL,
+        contract_gate TEXT,
+        replay_gate TEXT,
+        created_at TEXT NOT NULL,
+        UNIQUE (artifact, version)
+    )""",
+    """
+    CREATE TABLE replay_ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        version_id INTEGER NOT NULL REFERENCES artifact_versions(id) ON DELETE CASCADE,
+        "case" TEXT NOT NULL,
+        role TEXT NOT NULL,
+        baseline_episode TEXT,
+        candidate_episode TEXT,
+        baseline_success INTEGER,
+        candidate_success INTEGER,
+        fired INTEGER NOT NULL,
+        UNIQUE (version_id, "case")
+    )""",
+    "CREATE INDEX specs_by_run ON specs(run_id, status)",
+    "CREATE INDEX versions_by_status ON artifact_versions(status, artifact)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
     Migration(3, "gold-paths", GOLD_PATHS),
     Migration(4, "analyses", ANALYSES),
+    Migration(5, "repository", REPOSITORY),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

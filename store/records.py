@@ -17,7 +17,7 @@ StepKind = Literal[
 ]
 Role = Literal["system", "user", "assistant", "tool", "environment", "agent"]
 SpanKind = Literal["causal", "contrast", "evidence", "note"]
-BatchKind = Literal["import", "run"]
+BatchKind = Literal["import", "run", "replay"]
 
 
 def utcnow() -> datetime:
@@ -63,7 +63,7 @@ class Batch(Record):
     """Human-readable name, unique in a database."""
 
     kind: BatchKind = "import"
-    """Whether the batch came from importing logs or from running an agent."""
+    """Whether the batch came from importing logs, running an agent, or replaying a candidate."""
 
     params: dict[str, Any] = Field(default_factory=dict)
     """Parameters that produced the batch (paths and formats, or the run's plan)."""

@@ -24,6 +24,8 @@ M = typing.TypeVar("M", bound=BaseModel)
 def _is_json(annotation: Any) -> bool:
     if annotation is Any:
         return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return not issubclass(annotation, Record)  # a nested part, kept whole as JSON
     origin = typing.get_origin(annotation)
     if origin in (dict, list):
         return True

@@ -92,6 +92,20 @@ def _entity_pattern(instruction: str) -> tuple[re.Pattern[str] | None, dict[str,
     return re.compile(rf"(?<![\w<-])(?:{alternatives})(?![\w>-])"), dict(entities)
 
 
+@lru_cache(maxsize=256)
+def entity_phrases(instruction: str) -> dict[str, str]:
+    """Each entity placeholder's phrase as the instruction writes it (case kept), e.g.
+    ``{"E2": "unknown substance B"}`` — the whole run, not its suffixes."""
+    phrases: dict[str, str] = {}
+    for phrase, placeholder in _entities(_collapse(instruction)):
+        name = placeholder[1:-1]
+        if name in phrases:
+            continue  # longest first: the first phrase seen is the whole run
+        found = re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", instruction, re.IGNORECASE)
+        phrases[name] = found.group() if found else phrase
+    return phrases
+
+
 def normalize_action(action: str, instruction: str = "") -> str:
     """An action in a form that lines up across runs and task variations.
 

@@ -13,6 +13,9 @@ artifact says is ever executed as code:
 
 Patterns are Python regular expressions. Evidence patterns may use ``{1}``, ``{2}``, … for the
 groups the action pattern captured (inserted escaped); templates use the same placeholders.
+Patterns and templates may also use ``{E1}``, ``{E2}``, … for the phrases the task's
+instruction names, numbered as :func:`workbench.compare.normalize_action` numbers them, so one
+artifact applies across the variations of a task.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from workbench.compare import entity_phrases
 
 STOP = "STOP"
 """The proposed action of an agent that wants to end the episode."""
@@ -155,21 +160,47 @@ class Evidence:
         )
 
 
+class Bindings(tuple[str, ...]):
+    """The groups an action pattern captured, with the instruction's entity phrases."""
+
+    entities: dict[str, str]
+
+    def __new__(cls, groups: tuple[str, ...], entities: dict[str, str]) -> Bindings:
+        bound = super().__new__(cls, groups)
+        bound.entities = entities
+        return bound
+
+
+_PLACEHOLDER = re.compile(r"\{(E?\d+)\}")
+
+
+def placeholders(template: str) -> set[str]:
+    """The placeholders a pattern or template uses (``1``, ``E2``...)."""
+    return set(_PLACEHOLDER.findall(template))
+
+
 def _fill(template: str, groups: tuple[str, ...], escape: bool) -> str:
+    entities = getattr(groups, "entities", {})
+
     def value(match: re.Match[str]) -> str:
-        index = int(match.group(1)) - 1
-        text = groups[index] if 0 <= index < len(groups) else ""
+        name = match.group(1)
+        if name.startswith("E"):
+            text = entities.get(name, "")
+        else:
+            index = int(name) - 1
+            text = groups[index] if 0 <= index < len(groups) else ""
         return re.escape(text) if escape else text
 
-    return re.sub(r"\{(\d+)\}", value, template)
+    return _PLACEHOLDER.sub(value, template)
 
 
-def match(form: _Form, action: str, evidence: Evidence) -> tuple[str, ...] | None:
+def match(form: _Form, action: str, evidence: Evidence) -> Bindings | None:
     """The action pattern's groups when ``form`` applies to ``action`` here, else ``None``."""
-    found = re.fullmatch(form.when_action, action)
+    entities = entity_phrases(evidence.instruction)
+    found = re.fullmatch(_fill(form.when_action, Bindings((), entities), True), action)
     if found is None:
         return None
-    groups = tuple(g or "" for g in found.groups())
+    groups = Bindings(tuple(g or "" for g in found.groups()), entities)
     text = evidence.text()
     if form.when_evidence and not re.search(_fill(form.when_evidence, groups, True), text):
         return None

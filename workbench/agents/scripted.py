@@ -293,6 +293,7 @@ class _Run:
         for delegate in self.guidance.delegates:
             groups = match(delegate, proposed, evidence)
             if groups is not None:
+                self._prevent(mistake, proposed, delegate.id)
                 self._hand_over(
                     delegate.id,
                     "subagent",
@@ -304,6 +305,7 @@ class _Run:
         for skill in self.guidance.procedures:
             groups = match(skill, proposed, evidence)
             if groups is not None:
+                self._prevent(mistake, proposed, skill.id)
                 self._hand_over(
                     skill.id,
                     "skill",
@@ -316,11 +318,7 @@ class _Run:
         if verdict is None:
             return False
         self.io.record_use(verdict.rule.id, "rule")
-        if mistake is not None and proposed == mistake.proposed:
-            self.prevented.append(
-                {"mode": mistake.mode, "step": self.io.next_step, "by": verdict.rule.id}
-            )
-            self.pending.pop(mistake.index, None)
+        self._prevent(mistake, proposed, verdict.rule.id)
         if verdict.response == "veto":
             if planned == STOP:  # nothing left to do instead: the episode ends here
                 self.io.done = True
@@ -334,6 +332,12 @@ class _Run:
         if verdict.action == planned:
             self.index += 1
         return True
+
+    def _prevent(self, mistake: Mistake | None, proposed: str, by: str) -> None:
+        """Guidance acted on a mistaken proposal: the mistake is not made (nor retried)."""
+        if mistake is not None and proposed == mistake.proposed:
+            self.prevented.append({"mode": mistake.mode, "step": self.io.next_step, "by": by})
+            self.pending.pop(mistake.index, None)
 
     def _hand_over(self, artifact: str, kind: str, run: Callable[[Act], object]) -> None:
         """Let a skill or subagent take steps, then skip the planned actions it took."""
@@ -350,8 +354,8 @@ class _Run:
 
     def _resync(self, before: int) -> None:
         """After a skill or subagent acted, skip planned actions it already took."""
-        done = {t.action for t in self.io.taken[before:]}
-        while self.index < len(self.gold) and self.gold[self.index] in done:
+        done = {t.action.lower() for t in self.io.taken[before:]}
+        while self.index < len(self.gold) and self.gold[self.index].lower() in done:
             self.index += 1
         for index in [i for i in self.pending if i < self.index]:
             self.pending.pop(index)
