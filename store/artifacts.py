@@ -38,6 +38,8 @@ class Part(BaseModel):
 class Citation(Part):
     """A span of stored steps that backs a claim."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     episode_id: str = Field(min_length=1)
     """The episode cited."""
     start: int = Field(ge=0)
@@ -76,6 +78,9 @@ class Activation(Part):
     """The decision point: ``value`` is a regex the proposed action matches in full."""
     observations: list[Observed] = Field(default_factory=list)
     """What must (or must not) be visible in the parent's evidence there."""
+    boundary: Claim | None = None
+    """Decision points where the trigger is observable but behaviour must not change (the
+    negative boundary), cited."""
 
 
 class Scope(Part):

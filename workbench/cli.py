@@ -549,6 +549,11 @@ def _parse_rates(values: tuple[str, ...]) -> dict[str, float] | None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="JSON file of guidance (rules, skills, subagents) the agent follows.",
 )
+@click.option(
+    "--with-repo",
+    is_flag=True,
+    help="The agent follows the active artifact repository (see `workbench repo ls`).",
+)
 @workers_option
 @click.option(
     "--seed",
@@ -582,6 +587,7 @@ def run_command(
     model: str | None,
     rates: tuple[str, ...],
     guidance_file: Path | None,
+    with_repo: bool,
     workers: int,
     seed: int,
     step_limit: int,
@@ -613,6 +619,15 @@ def run_command(
             guidance = Guidance.model_validate_json(guidance_file.read_text())
         except ValueError as error:
             raise click.ClickException(f"{guidance_file}: {error}") from error
+    if with_repo:
+        from workbench.admit.repository import active_guidance
+
+        active = active_guidance(store)
+        if not active.forms:
+            raise click.ClickException(
+                "the repository has no active artifact yet (see `workbench repo ls`)"
+            )
+        guidance = Guidance(forms=[*guidance.forms, *active.forms])
     config = RunConfig(
         env=env_name,
         families=[f.strip() for f in families.split(",") if f.strip()],
@@ -699,10 +714,19 @@ def tui_command(db_path: Path | None) -> None:
     make_app(path).run()
 
 
-@main.command("analyze")
-@click.option("--batch", help="Only failures of this batch (id or name).")
-@click.option("--family", help="Only failures of this task family.")
-@click.option(
+def make_reasoner(store: Store, name: str) -> Reasoner:
+    """The reasoner a ``--reasoner`` option names (the endpoint's settings are checked)."""
+    if name == "openai":
+        from workbench.llm.openai_reasoner import OpenAIReasoner
+
+        try:
+            return OpenAIReasoner(ChatClient.from_env(store))
+        except ConfigError as error:
+            raise click.ClickException(str(error)) from error
+    return HeuristicReasoner(store)
+
+
+reasoner_option = click.option(
     "--reasoner",
     "reasoner_name",
     type=click.Choice(["heuristic", "openai"]),
@@ -710,6 +734,12 @@ def tui_command(db_path: Path | None) -> None:
     show_default=True,
     help="Who judges: offline heuristic, or the OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, WORKBENCH_MODEL).",
 )
+
+
+@main.command("analyze")
+@click.option("--batch", help="Only failures of this batch (id or name).")
+@click.option("--family", help="Only failures of this task family.")
+@reasoner_option
 @click.option(
     "--new-run",
     is_flag=True,
@@ -751,15 +781,7 @@ def analyze_command(
             )
         console.print(table)
         return
-    if reasoner_name == "openai":
-        from workbench.llm.openai_reasoner import OpenAIReasoner
-
-        try:
-            reasoner: Reasoner = OpenAIReasoner(ChatClient.from_env(store))
-        except ConfigError as error:
-            raise click.ClickException(str(error)) from error
-    else:
-        reasoner = HeuristicReasoner(store)
+    reasoner = make_reasoner(store, reasoner_name)
     try:
         report = analyze(store, where, reasoner, new_run=new_run, progress=RichProgress())
     except Cancelled:
@@ -840,3 +862,8 @@ def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -
             escape(c.reason),
         )
     console.print(table)
+
+
+from workbench import cli_repo  # noqa: E402  (registers compile, replay and repo on `main`)
+
+__all__ = ["cli_repo", "main"]

@@ -25,6 +25,12 @@ Op = Literal["match", "substitute", "insert", "delete"]
 extra action the success did not; ``delete`` = the failed run lacks an action the success took."""
 
 Normalizer = Callable[[str], str]
+VERBS = re.compile(  # the action verbs of text environments, longest first
+    r"^(open door to|go to|pick up|put down|focus on|look around|look at|move|pour|mix|use|"
+    r"activate|deactivate|connect|disconnect|open|close|examine|read|wait1|wait|eat|drop|teleport to)\b"
+)
+"""Matches an action's verb phrase (ScienceWorld's and TextWorld-like action vocabularies)."""
+
 Action = tuple[int, str]
 """A stored step index and that step's action text."""
 

@@ -23,10 +23,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from store import Batch, Episode, Outcome, Source, Step, Store, Task, Usage
-from store.records import Split
+from store.records import BatchKind, Split
 from workbench.agents.base import Agent, Interaction, OutOfSteps
 from workbench.agents.guidance import Guidance
 from workbench.envs.base import Environment, EnvTask
+from workbench.limits import Limits
 from workbench.progress import NullProgress, Progress, check_cancel
 
 
@@ -259,16 +260,28 @@ _worker: dict[str, Any] = {}
 """This process's environment and agent, built once and reused across episodes."""
 
 
-def _init_worker(config_json: str, db_path: str | None) -> None:
+def _init_worker(config_json: str, db_path: str | None, limits: Limits | None = None) -> None:
+    if limits is not None:
+        limits.apply()
     config = RunConfig.model_validate_json(config_json)
     _worker.update(
-        config=config, env=build_env(config, db_path), agent=build_agent(config.agent, db_path)
+        config=config,
+        env=build_env(config, db_path),
+        agent=build_agent(config.agent, db_path),
+        limits=limits,
     )
 
 
 def _run_one(planned_json: str, batch_id: str) -> Played:
     planned = PlannedEpisode.model_validate_json(planned_json)
-    return play_episode(_worker["env"], _worker["agent"], planned, _worker["config"], batch_id)
+    limits: Limits | None = _worker.get("limits")
+    if limits is None:
+        return play_episode(_worker["env"], _worker["agent"], planned, _worker["config"], batch_id)
+    limits.arm()  # a TimeLimit inside the episode ends it as a failed episode
+    try:
+        return play_episode(_worker["env"], _worker["agent"], planned, _worker["config"], batch_id)
+    finally:
+        limits.disarm()
 
 
 class Executor(Protocol):
@@ -292,8 +305,10 @@ class LocalPool:
     episodes in flight are retried once before they are recorded as lost.
     """
 
-    def __init__(self, config: RunConfig, workers: int, db_path: str | None) -> None:
-        self.config, self.workers, self.db_path = config, workers, db_path
+    def __init__(
+        self, config: RunConfig, workers: int, db_path: str | None, limits: Limits | None = None
+    ) -> None:
+        self.config, self.workers, self.db_path, self.limits = config, workers, db_path, limits
         self._pool: futures.ProcessPoolExecutor | None = None
 
     def _start(self) -> futures.ProcessPoolExecutor:
@@ -301,7 +316,7 @@ class LocalPool:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
-            initargs=(self.config.model_dump_json(), self.db_path),
+            initargs=(self.config.model_dump_json(), self.db_path, self.limits),
         )
         return self._pool
 
@@ -324,6 +339,8 @@ class LocalPool:
                     else:
                         retried.add(job.id)
                         queue.append(job)
+                except Exception as error:  # e.g. a time limit outside the episode's own guard
+                    yield job, error
             self.close()
 
     def close(self) -> None:
@@ -378,13 +395,14 @@ def open_batch(
     name: str | None,
     config: RunConfig,
     planner: Callable[[str], list[PlannedEpisode]],
+    kind: BatchKind = "run",
 ) -> tuple[Batch, list[PlannedEpisode]]:
     """The run's batch and plan: an existing batch of that name resumes with its own plan
     (its configuration must match), a new one is created with a fresh plan."""
     existing = store.batch(name) if name else None
     if existing is not None:
         stored = RunConfig.model_validate(existing.params.get("config", {}))
-        if existing.kind != "run" or stored != config:
+        if existing.kind != kind or stored != config:
             raise ValueError(
                 f"batch {name!r} exists with a different configuration; resume it with "
                 f"`workbench run --resume {name}` or pick another --batch name"
@@ -396,7 +414,7 @@ def open_batch(
     batch = Batch(
         id=batch_id,
         name=batch_id,
-        kind="run",
+        kind=kind,
         params={"config": config.model_dump(mode="json"), "plan": [p.model_dump() for p in plan]},
     )
     store.put_batch(batch)
@@ -412,6 +430,9 @@ def run_batch(
     executor: Executor | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    plan: list[PlannedEpisode] | None = None,
+    kind: BatchKind = "run",
+    limits: Limits | None = None,
 ) -> RunReport:
     """Run (or resume) a batch of episodes and record each as it finishes.
 
@@ -423,25 +444,33 @@ def run_batch(
         executor: where episodes run (default: a local process pool, or in-process for 1).
         progress: receives one unit per finished episode.
         cancel: set it to stop after the episodes in flight; finished ones stay recorded.
+        plan: the episodes to run (default: planned from ``config``), e.g. a replay's cases.
+        kind: the batch's kind (``replay`` for a candidate's replay).
+        limits: run every episode in a worker process under these limits, even with one
+            worker (episodes that follow candidate artifacts run this way).
     """
     progress = progress or NullProgress()
 
     def planner(batch_id: str) -> list[PlannedEpisode]:
+        if plan is not None:
+            return plan
         env = build_env(config)
         try:
             return plan_run(config, env, batch_id)
         finally:
             env.close()
 
-    record, plan = open_batch(store, batch, config, planner)
+    record, planned = open_batch(store, batch, config, planner, kind)
     have = store.episode_ids(record.id)
-    todo = [job for job in plan if job.id not in have]
-    report = RunReport(batch_id=record.id, planned=len(plan), skipped=len(plan) - len(todo))
+    todo = [job for job in planned if job.id not in have]
+    report = RunReport(batch_id=record.id, planned=len(planned), skipped=len(planned) - len(todo))
     if not todo:
         return report
     db_path = None if store.path == ":memory:" else store.path
     executor = executor or (
-        InProcess(config, db_path) if workers <= 1 else LocalPool(config, workers, db_path)
+        InProcess(config, db_path)
+        if workers <= 1 and limits is None
+        else LocalPool(config, max(1, workers), db_path, limits)
     )
     progress.start(len(todo), "running")
     try:

@@ -1,1 +1,1 @@
-"""Analysis of failed episodes: causal steps (and, to come, failure clusters)."""
+"""Analysis of failed episodes: causal steps, analyses with analyzer spans, failure clusters."""

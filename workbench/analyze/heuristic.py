@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import re
 
-from store import Store
+from store import ArtifactKind, InterventionSpec, Store
 from workbench.analyze.causes import CausalFinding, benign_errors, error_signature, locate
-from workbench.compare import normalize_action
+from workbench.compare import VERBS, normalize_action
+from workbench.compile import heuristic as compiler
+from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
 from workbench.llm.reasoner import FailureCase, Proposal
 
-_VERBS = re.compile(
-    r"^(open door to|go to|pick up|put down|focus on|look around|look at|move|pour|mix|use|"
-    r"activate|deactivate|connect|disconnect|open|close|examine|read|wait1|wait|eat|drop|teleport to)\b"
-)
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "end": 0.35}
 """How sure the heuristic is, by what located the cause (lower without a contrast)."""
 
@@ -24,7 +22,7 @@ def shape(action: str, instruction: str) -> str:
     correction that must name the task's object stays distinct from one that must not.
     """
     normalized = normalize_action(action, instruction)
-    verb = _VERBS.match(normalized)
+    verb = VERBS.match(normalized)
     if verb is None:
         return f"{normalized.split(' ', 1)[0]} <X>" if normalized else ""
     rest = normalized[verb.end() :].strip()
@@ -76,6 +74,17 @@ class HeuristicReasoner:
             citations=sorted({step, last}),
             contrast_citations=[finding.change_step] if finding.change_step is not None else [],
         )
+
+    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
+        """Specs read off the members' mechanisms (see :mod:`workbench.compile.heuristic`)."""
+        return compiler.extract_specs(members)
+
+    def propose_contract(
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+    ) -> AttemptProposal:
+        """The contract ``kind`` takes for ``spec``, with a closure report read off the spec's
+        execution obligation (the carried witnesses are re-checked by that same reading)."""
+        return compiler.propose(spec, kind)
 
 
 def _change_text(finding: CausalFinding, never_taken: bool) -> str:

@@ -1,7 +1,8 @@
 """The one interface every judgment of the pipeline goes through, and what it exchanges.
 
 A :class:`Reasoner` turns a :class:`FailureCase` (everything an analyst may look at about one
-failed episode) into a :class:`Proposal`. Backends: ``heuristic``
+failed episode) into a :class:`Proposal`, a cluster's members into intervention specs, and a
+spec into a contract proposal for each schema compilation attempts. Backends: ``heuristic``
 (:class:`workbench.analyze.heuristic.HeuristicReasoner`, offline and deterministic) and
 ``openai`` (:class:`workbench.llm.openai_reasoner.OpenAIReasoner`, any OpenAI-compatible
 endpoint). Whatever the backend, the analyzer checks a proposal mechanically before storing it:
@@ -10,9 +11,13 @@ every cited step must exist.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from store import ArtifactKind, InterventionSpec
+    from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
 
 
 class CaseStep(BaseModel):
@@ -78,4 +83,16 @@ class Reasoner(Protocol):
 
     def analyze_failure(self, case: FailureCase) -> Proposal:
         """Propose the failure, its earliest causal span and the required change."""
+        ...
+
+    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
+        """Group cluster members that need one intervention and propose its type-neutral
+        spec (activation, behavioural scope, execution obligation), citing steps."""
+        ...
+
+    def propose_contract(
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+    ) -> AttemptProposal:
+        """Propose ``kind``'s contract for ``spec`` and a closure report per obligation;
+        ``carried`` are the earlier schemas' witnesses this one must also close."""
         ...

@@ -1,0 +1,81 @@
+"""Recorded decision points: what an agent could see before each stored action, rebuilt from
+the store, and where an episode can be replayed from (its task, seed and run configuration)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from store import Citation, Episode, Step, Store
+from workbench.compile.contracts import TriggerCase
+from workbench.runner import RunConfig
+
+HISTORY = 6
+"""Recent ``(action, observation)`` pairs in the evidence (as the agents keep them)."""
+_LOOK = re.compile(r"\bis called the\b")
+
+
+def decision_points(
+    store: Store, episode_id: str, instruction: str | None = None
+) -> Iterator[tuple[Step, TriggerCase]]:
+    """Every action step of an episode with the evidence the agent had before taking it."""
+    if instruction is None:
+        episode = store.episode(episode_id)
+        task = store.task(episode.task_id) if episode else None
+        instruction = task.instruction if task else ""
+    observation, look = "", ""
+    history: list[tuple[str, str]] = []
+    for step in store.steps(episode_id):
+        if step.action:
+            yield (
+                step,
+                TriggerCase(
+                    action=step.action,
+                    instruction=instruction,
+                    observation=observation,
+                    look=look,
+                    history=history[-HISTORY:],
+                    citation=Citation(episode_id=episode_id, start=step.index, end=step.index),
+                ),
+            )
+            history.append((step.action, step.observation))
+        observation = step.observation or observation
+        if _LOOK.search(step.observation):
+            look = step.observation
+
+
+def trigger_cases(store: Store, citations: list[Citation]) -> list[TriggerCase]:
+    """The decision points the citations cover (each step of each cited span)."""
+    cases: list[TriggerCase] = []
+    by_episode: dict[str, list[Citation]] = {}
+    for citation in citations:
+        by_episode.setdefault(citation.episode_id, []).append(citation)
+    for episode_id, cited in by_episode.items():
+        for step, case in decision_points(store, episode_id):
+            if any(c.start <= step.index <= c.end for c in cited):
+                cases.append(case)
+    return cases
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a recorded episode can be replayed from."""
+
+    episode: Episode
+    config: RunConfig
+    variation: int
+
+
+def origin_of(store: Store, episode: Episode) -> Origin | None:
+    """The run that produced ``episode`` (``None`` for imported episodes and replays)."""
+    if episode.source.format != "run" or episode.seed is None:
+        return None
+    batch = store.batch(episode.batch_id) if episode.batch_id else None
+    task = store.task(episode.task_id)
+    if batch is None or batch.kind != "run" or task is None or "config" not in batch.params:
+        return None
+    variation = task.metadata.get("variation")
+    if not isinstance(variation, int):
+        return None
+    return Origin(episode, RunConfig.model_validate(batch.params["config"]), variation)

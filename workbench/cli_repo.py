@@ -1,0 +1,325 @@
+"""The ``compile``, ``replay`` and ``repo`` commands: thin layers over
+:mod:`workbench.compile` and :mod:`workbench.admit`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from store import ArtifactVersion, InterventionSpec, Store
+from workbench.admit.repository import ContractError, admit, export, stage_file
+from workbench.cli import (
+    RichProgress,
+    console,
+    db_option,
+    errors,
+    main,
+    make_reasoner,
+    reasoner_option,
+    workers_option,
+)
+from workbench.compile.compiler import compile_run
+from workbench.compile.specs import claims_of
+from workbench.progress import Cancelled
+
+STATUS_STYLE = {
+    "active": "green",
+    "staged": "cyan",
+    "rejected": "red",
+    "superseded": "dim",
+    "supported": "green",
+    "deferred": "yellow",
+}
+
+
+def _status(text: str) -> str:
+    return f"[{STATUS_STYLE.get(text, 'white')}]{text}[/]"
+
+
+def attempts_line(store: Store, spec: InterventionSpec) -> str:
+    """``rule ✗ → skill ✓`` for a spec's attempts."""
+    marks = [f"{a.kind} {'✓' if a.closed else '✗'}" for a in store.attempts(spec.id or 0)]
+    return " → ".join(marks) or "–"
+
+
+def show_spec(store: Store, spec: InterventionSpec) -> None:
+    """A spec with every field's citations, then each attempt's obligation table."""
+    console.print(
+        f"[bold]spec {spec.id}[/] {_status(spec.status)} · {escape(spec.mechanism or '–')} · "
+        f"clusters {', '.join(map(str, spec.clusters))} · {escape(', '.join(spec.families))}"
+    )
+    if spec.reason:
+        console.print(f"[yellow]{escape(spec.reason)}[/]")
+    for name, claim in claims_of(spec):
+        cited = ", ".join(c.label() for c in claim.citations) or "no evidence"
+        value = f"  [dim]{escape(claim.value)}[/]" if claim.value else ""
+        console.print(
+            f"  {name:<26} {escape(claim.text)}{value}\n  {'':<26} [dim]cites {escape(cited)}[/]"
+        )
+    for attempt in store.attempts(spec.id or 0):
+        table = Table(
+            box=None,
+            header_style="bold",
+            title=f"attempt {attempt.position}: {attempt.kind} — {'closed' if attempt.closed else 'not closed'}",
+            title_justify="left",
+        )
+        for column in ("obligation", "status", "slot", "witness / citations"):
+            table.add_column(column, overflow="fold")
+        for check in attempt.checks:
+            table.add_row(
+                check.obligation,
+                "[green]closed[/]" if check.closed else "[red]open[/]",
+                check.slot or "–",
+                escape(check.witness or ", ".join(c.label() for c in check.citations)),
+            )
+        console.print(table)
+        if attempt.missing:
+            console.print(f"  missing slots: {escape(', '.join(attempt.missing))}")
+        if attempt.carried:
+            console.print(f"  had to close: {escape('; '.join(attempt.carried))}")
+
+
+@main.command("compile")
+@click.option("--run", "run_id", type=int, help="Analysis run (default: the latest).")
+@click.option(
+    "--cluster", "cluster_id", type=int, help="Compile only the spec covering this cluster."
+)
+@click.option("--show", "spec_id", type=int, help="Show one spec: citations and witness tables.")
+@click.option(
+    "--again", is_flag=True, help="Recompile even when an equal spec exists (a revision)."
+)
+@reasoner_option
+@db_option
+def compile_command(
+    store: Store,
+    run_id: int | None,
+    cluster_id: int | None,
+    spec_id: int | None,
+    again: bool,
+    reasoner_name: str,
+) -> None:
+    """Compile clusters: spec → first closed of Rule, Skill, Subagent → staged version."""
+    if spec_id is not None:
+        spec = store.spec(spec_id)
+        if spec is None:
+            raise click.ClickException(f"no spec {spec_id} (see `workbench compile`)")
+        show_spec(store, spec)
+        return
+    reasoner = make_reasoner(store, reasoner_name)
+    try:
+        report = compile_run(
+            store,
+            reasoner,
+            run_id=run_id,
+            cluster_id=cluster_id,
+            again=again,
+            progress=RichProgress(),
+        )
+    except Cancelled:
+        raise click.ClickException("compilation cancelled; compiled specs are kept") from None
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
+    table = Table(
+        box=None, header_style="bold", title=f"analysis run {report.run_id}", title_justify="left"
+    )
+    for column in ("spec", "status", "mechanism", "clusters", "attempts", "staged / reason"):
+        table.add_column(column, overflow="fold")
+    for item in report.compiled:
+        spec, version = item.spec, item.version
+        outcome = (
+            f"{escape(version.artifact)} v{version.version} ({_status(version.status)})"
+            if version
+            else escape(spec.reason or "no schema closed: deferred")
+        )
+        table.add_row(
+            str(spec.id) + (" (existing)" if item.reused else ""),
+            _status(spec.status),
+            escape(spec.mechanism or "–"),
+            ", ".join(map(str, spec.clusters)),
+            attempts_line(store, spec),
+            outcome,
+        )
+    console.print(table)
+    console.print(f"{len(report.staged)} new version(s) staged; admit them with `workbench replay`")
+
+
+def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
+    staged = store.versions(status="staged")
+    if artifact is None:
+        return staged
+    if artifact.isdigit():
+        version = store.version(int(artifact))
+        if version is None:
+            raise click.ClickException(f"no artifact version {artifact} (see `workbench repo ls`)")
+        return [version]
+    chosen = [v for v in staged if v.artifact == artifact]
+    if not chosen:
+        raise click.ClickException(f"artifact {artifact!r} has no staged version")
+    return chosen
+
+
+@main.command("replay")
+@click.option(
+    "--artifact",
+    help="A version id, or an artifact name (its staged versions); default: every staged version.",
+)
+@workers_option
+@db_option
+def replay_command(store: Store, artifact: str | None, workers: int) -> None:
+    """Admit staged versions: contract gate, then paired replay on the real environment."""
+    targets = _targets(store, artifact)
+    if not targets:
+        raise click.ClickException("nothing is staged; stage candidates with `workbench compile`")
+    for version in targets:
+        console.print(
+            f"[bold]{escape(version.artifact)} v{version.version}[/] ({version.kind}, id {version.id})"
+        )
+        try:
+            result = admit(
+                store, version.id or 0, workers=workers, progress=RichProgress("episodes")
+            )
+        except Cancelled:
+            raise click.ClickException(
+                "replay cancelled; replayed episodes are kept — run again to resume"
+            ) from None
+        except ValueError as error:
+            raise click.ClickException(str(error)) from error
+        for check in result.contract.checks:
+            mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
+            console.print(f"  contract {mark} {escape(check.name)}: {escape(check.detail)}")
+        if result.replay is not None:
+            for check in result.replay.checks:
+                mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
+                console.print(f"  replay   {mark} {escape(check.name)}: {escape(check.detail)}")
+            console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
+        console.print(f"  → {_status(result.status)}")
+
+
+@main.group("repo")
+def repo_group() -> None:
+    """The artifact repository: versions, gate results, ledgers, export."""
+
+
+@repo_group.command("ls")
+@click.option(
+    "--status", type=click.Choice(list(STATUS_STYLE)[:4]), help="Only versions in this status."
+)
+@db_option
+def repo_ls(store: Store, status: str | None) -> None:
+    """List artifact versions with their status and gate results."""
+    table = Table(box=None, header_style="bold")
+    for column in ("id", "artifact", "v", "kind", "status", "contract", "replay", "cases"):
+        table.add_column(column, overflow="fold")
+    for v in store.versions(status=status):  # type: ignore[arg-type]
+        table.add_row(
+            str(v.id),
+            escape(v.artifact),
+            str(v.version),
+            v.kind,
+            _status(v.status),
+            _gate(v.contract_gate),
+            _gate(v.replay_gate, replay=True),
+            f"{sum(c.role == 'correction' for c in v.cases)}+{sum(c.role == 'preservation' for c in v.cases)}",
+        )
+    console.print(table)
+
+
+def _gate(gate, replay: bool = False) -> str:
+    if gate is None:
+        return "–"
+    mark = "[green]pass[/]" if gate.passed else "[red]fail[/]"
+    if replay and gate.stats:
+        s = gate.stats
+        return f"{mark} +{s['fixed']}/-{s['broken']} reg {s['regressed']} p={s['mcnemar_p']:.2g}"
+    return mark
+
+
+@repo_group.command("show")
+@click.argument("version_id", type=int)
+@db_option
+def repo_show(store: Store, version_id: int) -> None:
+    """Show a version: contract, gate checks, replay ledger, and the spec it came from."""
+    version = store.version(version_id)
+    if version is None:
+        raise click.ClickException(f"no artifact version {version_id} (see `workbench repo ls`)")
+    console.print(
+        f"[bold]{escape(version.artifact)} v{version.version}[/] {version.kind} {_status(version.status)} "
+        f"(origin {version.origin}"
+        + (f", revises {version.parent}" if version.parent else "")
+        + ")"
+    )
+    contract = version.contract
+    for key, value in contract.items():
+        if key in ("kind", "name", "form", "positive", "negative", "probes"):
+            continue
+        console.print(f"  {key:<16} {escape(str(value))}")
+    console.print(f"  {'form':<16} [dim]{escape(str(contract.get('form')))}[/]")
+    for name, gate in (
+        ("contract gate", version.contract_gate),
+        ("replay gate", version.replay_gate),
+    ):
+        if gate is None:
+            console.print(f"{name}: not run")
+            continue
+        console.print(f"{name}: {'[green]pass[/]' if gate.passed else '[red]fail[/]'}")
+        for check in gate.checks:
+            console.print(
+                f"  {'✓' if check.passed else '✗'} {escape(check.name)}: {escape(check.detail)}"
+            )
+    ledger = store.ledger(version_id)
+    if ledger:
+        table = Table(box=None, header_style="bold", title="replay ledger", title_justify="left")
+        for column in ("case", "role", "without", "with", "change", "fired"):
+            table.add_column(column, overflow="fold")
+        for e in ledger:
+            table.add_row(
+                escape(e.case),
+                e.role,
+                _ok(e.baseline_success),
+                _ok(e.candidate_success),
+                e.change,
+                "yes" if e.fired else "no",
+            )
+        console.print(table)
+    if version.spec_id is not None:
+        spec = store.spec(version.spec_id)
+        if spec is not None:
+            show_spec(store, spec)
+
+
+def _ok(value: bool | None) -> str:
+    return "–" if value is None else ("[green]pass[/]" if value else "[red]fail[/]")
+
+
+@repo_group.command("export")
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@db_option
+def repo_export(store: Store, folder: Path) -> None:
+    """Export the active repository: RULES.md, skills/<name>/SKILL.md, agents/<name>.md."""
+    try:
+        written = export(store, folder)
+    except (OSError, ValueError) as error:
+        raise click.ClickException(str(error)) from error
+    for path in written:
+        console.print(str(path))
+
+
+@repo_group.command("stage")
+@click.argument("contract_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--spec", "spec_id", type=int, help="Spec whose evidence gives the correction cases.")
+@db_option
+def repo_stage(store: Store, contract_file: Path, spec_id: int | None) -> None:
+    """Stage a hand-written contract (JSON); it faces the same gates as compiled ones."""
+    try:
+        version = stage_file(store, contract_file, spec_id)
+    except ContractError as error:
+        raise click.ClickException(str(error)) from error
+    console.print(
+        f"staged {escape(version.artifact)} v{version.version} (id {version.id}) with "
+        f"{len(version.cases)} replay case(s); admit it with `workbench replay --artifact {version.id}`"
+    )
+    if not version.cases:
+        errors.print("[yellow]no replay case was found: the replay gate will reject it[/]")

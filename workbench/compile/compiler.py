@@ -1,0 +1,185 @@
+"""First-closure compilation: clusters → intervention specs → the first schema, in the order
+Rule → Skill → Subagent, that closes every obligation → a staged artifact version.
+
+Every spec, every attempt with its witnesses and every staged version is stored; a spec, its
+attempts and its staged version are written in one transaction. Compiling a cluster again does
+nothing when an equal spec of that analysis run exists (pass ``again`` to recompile: an
+artifact that already has versions then gets a revision).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from store import (
+    SCHEMA_ORDER,
+    ArtifactVersion,
+    Cluster,
+    CompileAttempt,
+    InterventionSpec,
+    Store,
+)
+from workbench.compile.closure import decide, witnesses
+from workbench.compile.contracts import CONTRACT
+from workbench.compile.proposals import MemberCase
+from workbench.compile.specs import gather, to_spec
+from workbench.llm.reasoner import Reasoner
+from workbench.progress import NullProgress, Progress, check_cancel
+
+
+@dataclass
+class Compiled:
+    """One spec's outcome."""
+
+    spec: InterventionSpec
+    attempts: list[CompileAttempt] = field(default_factory=list)
+    version: ArtifactVersion | None = None
+    reused: bool = False
+    """An equal spec existed already; nothing was written."""
+
+
+@dataclass
+class CompileReport:
+    """What a compile call did."""
+
+    run_id: int
+    compiled: list[Compiled] = field(default_factory=list)
+
+    @property
+    def staged(self) -> list[ArtifactVersion]:
+        return [c.version for c in self.compiled if c.version is not None and not c.reused]
+
+
+def first_closure(reasoner: Reasoner, spec: InterventionSpec) -> list[CompileAttempt]:
+    """Attempt the schemas in runtime order until one closes; each failed attempt's witnesses
+    are carried to the next, which must close them as well."""
+    attempts: list[CompileAttempt] = []
+    carried: list[str] = []
+    for position, kind in enumerate(SCHEMA_ORDER, start=1):
+        proposal = reasoner.propose_contract(spec, kind, carried)
+        attempt = decide(spec, proposal.model_copy(update={"kind": kind}), position, carried)
+        attempts.append(attempt)
+        if attempt.closed:
+            break
+        carried = [*carried, *(f"{kind} {w}" for w in witnesses(attempt))]
+    return attempts
+
+
+def select_clusters(store: Store, run_id: int, cluster_id: int | None) -> list[Cluster]:
+    """The supported clusters to compile: all of the run's, or one and those sharing its
+    family-independent trigger and correction (they may fall into one spec)."""
+    supported = [c for c in store.clusters(run_id) if c.status == "supported"]
+    if cluster_id is None:
+        return supported
+    chosen = store.cluster(cluster_id)
+    if chosen is None or chosen.run_id != run_id:
+        raise ValueError(f"cluster {cluster_id} is not a cluster of analysis run {run_id}")
+    if chosen.status != "supported":
+        raise ValueError(f"cluster {cluster_id} is deferred: {chosen.reason}")
+    return [chosen] + [c for c in supported if c.id != chosen.id]
+
+
+def compile_run(
+    store: Store,
+    reasoner: Reasoner,
+    *,
+    run_id: int | None = None,
+    cluster_id: int | None = None,
+    again: bool = False,
+    stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion] | None = None,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> CompileReport:
+    """Compile the supported clusters of an analysis run (default: the newest run).
+
+    Args:
+        store: where the analyses are and where specs, attempts and versions go.
+        reasoner: proposes specs and contracts; closure is decided here, mechanically.
+        run_id: the analysis run.
+        cluster_id: compile only the spec(s) covering this cluster.
+        again: compile even when an equal spec exists (a closed one becomes a revision).
+        stage: builds the staged version of a closed attempt (default:
+            :func:`workbench.admit.repository.staged_version`).
+        progress: one unit per spec.
+        cancel: stop between specs; finished ones stay stored.
+    """
+    from workbench.admit.repository import staged_version
+
+    progress = progress or NullProgress()
+    stage = stage or staged_version
+    runs = store.analysis_runs()
+    if run_id is None:
+        if not runs:
+            raise ValueError("no analysis run yet; run `workbench analyze` first")
+        run_id = runs[0].id
+    assert run_id is not None
+    clusters = select_clusters(store, run_id, cluster_id)
+    members, empty = gather(store, clusters)
+    by_id = {m.analysis_id: m for m in members}
+    proposals = reasoner.extract_specs(members) if members else []
+    if cluster_id is not None:  # only the spec(s) that cover the chosen cluster
+        proposals = [p for p in proposals if _covers(p.members, by_id, cluster_id)]
+    report = CompileReport(run_id=run_id)
+    existing = {s.key(): s for s in store.specs(run_id)}
+    progress.start(len(proposals) + len(empty), "compiling")
+    try:
+        for proposal in proposals:
+            spec = to_spec(proposal, run_id, reasoner.name, by_id)
+            report.compiled.append(_compile_one(store, reasoner, spec, existing, again, stage))
+            progress.advance(1, f"compiling ({len(report.staged)} staged)")
+            check_cancel(cancel)
+        for cid, reason in empty.items():
+            if cluster_id is not None and cid != cluster_id:
+                continue
+            spec = InterventionSpec(
+                run_id=run_id,
+                clusters=[cid],
+                reasoner=reasoner.name,
+                status="deferred",
+                reason=reason,
+            )
+            report.compiled.append(_compile_one(store, reasoner, spec, existing, again, stage))
+            progress.advance(1)
+    finally:
+        progress.finish()
+    return report
+
+
+def _covers(analysis_ids: list[int], members: dict[int, MemberCase], cluster_id: int) -> bool:
+    return any(members[i].cluster_id == cluster_id for i in analysis_ids if i in members)
+
+
+def _compile_one(
+    store: Store,
+    reasoner: Reasoner,
+    spec: InterventionSpec,
+    existing: dict[str, InterventionSpec],
+    again: bool,
+    stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion],
+) -> Compiled:
+    key = spec.key() + (f"|{spec.clusters}" if spec.status == "deferred" else "")
+    previous = existing.get(key)
+    if previous is not None and not again and _same(previous, spec):
+        attempts = store.attempts(previous.id or 0)
+        versions = [v for v in store.versions() if v.spec_id == previous.id]
+        return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
+    attempts = first_closure(reasoner, spec) if spec.status == "supported" else []
+    with store.transaction():
+        stored, attempts = store.add_spec(spec, attempts)
+        version = None
+        if attempts and attempts[-1].closed:
+            version = store.stage_version(stage(store, stored, attempts[-1]))
+    existing[key] = stored
+    return Compiled(stored, attempts, version)
+
+
+def _same(a: InterventionSpec, b: InterventionSpec) -> bool:
+    fields = ("clusters", "mechanism", "status", "activation", "scope", "execution", "sources")
+    return all(getattr(a, f) == getattr(b, f) for f in fields)
+
+
+def contract_of(version: ArtifactVersion):
+    """A version's contract as its typed model."""
+    return CONTRACT.validate_python(version.contract)

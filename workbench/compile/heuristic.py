@@ -1,0 +1,913 @@
+"""The offline compiler: intervention specs and contract proposals read off the evidence.
+
+Spec extraction recognises four failure mechanisms in a failed run's causal step and its
+contrastive success, each with what it needs to be *observable* before the decision:
+
+==========================  =======================================================================
+``repeated-rejection``      the run repeats an action the environment just rejected (the same
+                            rejection comes back); visible: that rejection in the recent history
+``blocked-precondition``    an action fails because something named in it is not ready (a closed
+                            door); visible: the line of an earlier observation that says so;
+                            the success first does another action on the same object
+``premature-decision``      the run commits (and fails) where the success first runs a short
+                            procedure and then makes the same kind of decision from its result;
+                            visible: that the result is not there yet
+``unnamed-commitment``      an irreversible commitment (a critical failure) to an object the task
+                            does not name, where the success commits to one it names
+==========================  =======================================================================
+
+Members with the same mechanism, trigger and correction form one spec, whatever their cluster.
+A member that fits none is reported with the reason. Every claim cites the steps it was read
+from. Contract proposals follow from the spec's execution obligation: what must persist, for
+how long, and how many dependent decisions the correction takes (see :func:`propose`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from store import (
+    Activation,
+    ArtifactKind,
+    Citation,
+    Claim,
+    Execution,
+    InterventionSpec,
+    Observed,
+    Scope,
+)
+from workbench.analyze.causes import CRITICAL_REWARD, error_signature
+from workbench.compare import VERBS, entity_phrases
+from workbench.compile.contracts import RETURN_SCHEMA, slug
+from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
+from workbench.llm.reasoner import CaseStep
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+NUMBER_PATTERN = r"-?\d+(?:\.\d+)?"
+UNSEEN = "?"
+"""Key part of a blocked-precondition reading whose run never showed the precondition: it
+joins a reading with the same trigger and correction that did."""
+MAX_PROCEDURE = 4
+"""Longest corrective procedure read off a success (longer ones are not one skill)."""
+
+
+# -- text helpers -------------------------------------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """``re.escape`` that leaves spaces and dashes readable (they are literal anyway)."""
+    return re.escape(text).replace("\\ ", " ").replace("\\-", "-")
+
+
+def _phrases(names: dict[str, str]) -> re.Pattern[str] | None:
+    if not names:
+        return None
+    alternatives = "|".join(escape(p) for p in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
+def pattern_of(text: str, names: dict[str, str] | None = None) -> str:
+    """A regex matching ``text`` with each named phrase as its placeholder (``{1}``,
+    ``{E2}``) and any number where it has a number."""
+    names = {k.lower(): v for k, v in (names or {}).items() if k}
+    phrases = _phrases(names)
+    out, position = [], 0
+    tokens = [(m.start(), m.end(), None) for m in _NUMBER.finditer(text)]
+    if phrases is not None:
+        tokens += [(m.start(), m.end(), names[m.group().lower()]) for m in phrases.finditer(text)]
+    for start, end, name in sorted(tokens, key=lambda t: (t[0], -t[1])):
+        if start < position:
+            continue
+        out.append(escape(text[position:start]))
+        out.append(NUMBER_PATTERN if name is None else "{" + name + "}")
+        position = end
+    out.append(escape(text[position:]))
+    return "".join(out)
+
+
+def template_of(action: str, names: dict[str, str]) -> str:
+    """``action`` with each named phrase replaced by its placeholder."""
+    phrases = _phrases({k.lower(): v for k, v in names.items() if k})
+    if phrases is None:
+        return action
+    lowered = {k.lower(): v for k, v in names.items()}
+    return phrases.sub(lambda m: "{" + lowered[m.group().lower()] + "}", action)
+
+
+def entity_names(instruction: str) -> dict[str, str]:
+    """The instruction's entity phrases mapped to their placeholder names (``E1``...)."""
+    return {phrase: name for name, phrase in entity_phrases(instruction).items()}
+
+
+def split_action(action: str) -> tuple[str, str]:
+    """``(verb, argument)`` of an action; the verb is empty when none is known."""
+    found = VERBS.match(action.lower())
+    if found is None:
+        return "", action
+    return found.group(1), action[found.end() :].strip()
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def cite(episode_id: str, start: int, end: int | None = None) -> Citation:
+    return Citation(episode_id=episode_id, start=start, end=start if end is None else end)
+
+
+# -- spec extraction ------------------------------------------------------------------------------
+
+
+@dataclass
+class Draft:
+    """One member's reading: the mechanism and the spec it supports."""
+
+    key: tuple[str, ...]
+    member: MemberCase
+    mechanism: str
+    activation: Activation
+    scope: Scope
+    execution: Execution
+
+
+class _Member:
+    """A member case with its steps indexed."""
+
+    def __init__(self, member: MemberCase) -> None:
+        self.m = member
+        self.case = member.case
+        self.steps = member.case.steps
+        self.at = {s.index: s for s in self.steps}
+        self.failed = self.at.get(member.start)
+        self.contrast = member.case.contrast_steps
+        self.contrast_at = {s.index: s for s in self.contrast}
+
+    @property
+    def id(self) -> str:
+        return self.case.episode_id
+
+    def prior(self, index: int) -> list[tuple[int, str]]:
+        """Observations seen before step ``index``, latest first (step 0 included)."""
+        seen = [(0, self.m.initial_observation)]
+        seen += [(s.index, s.observation) for s in self.steps if s.index < index]
+        return seen[::-1]
+
+    def contrast_prior(self, index: int) -> list[tuple[int, str]]:
+        seen = [(0, self.m.contrast_initial_observation)]
+        seen += [(s.index, s.observation) for s in self.contrast if s.index < index]
+        return seen[::-1]
+
+    def cite_failed(self, end: int | None = None) -> Citation:
+        assert self.failed is not None
+        return cite(self.id, self.failed.index, end)
+
+    def cite_contrast(self, start: int, end: int | None = None) -> list[Citation]:
+        if self.case.contrast_id is None:
+            return []
+        return [cite(self.case.contrast_id, start, end)]
+
+
+def _critical(step: CaseStep) -> bool:
+    return step.reward is not None and step.reward <= CRITICAL_REWARD
+
+
+def _repeated_rejection(x: _Member) -> Draft | str:
+    failed = x.failed
+    assert failed is not None
+    signature = error_signature(failed.observation)
+    if signature is None or _critical(failed):
+        return "no rejection at the causal step"
+    repeats = [
+        s
+        for s in x.steps
+        if s.index > failed.index
+        and s.action == failed.action
+        and error_signature(s.observation) == signature
+    ]
+    if not repeats:
+        return "the rejected action is not repeated"
+    rejection = first_line(failed.observation)
+    seen = r"> {1}\n" + pattern_of(rejection)
+    span = x.cite_failed(repeats[-1].index)
+    contrast = x.cite_contrast(x.m.contrast_step) if x.m.contrast_step is not None else []
+    activation = Activation(
+        trigger=Claim(
+            text="any action the agent proposes",
+            value="(.+)",
+            citations=[cite(x.id, repeats[0].index)],
+        ),
+        boundary=Claim(
+            text="the first attempt of an action, before any rejection",
+            citations=[x.cite_failed(), *contrast],
+        ),
+        observations=[
+            Observed(
+                text=f"that same action was just rejected with '{rejection}'",
+                value=seen,
+                citations=[span],
+            )
+        ],
+    )
+    scope = Scope(
+        objective=Claim(
+            text="do not repeat an action the environment rejected; go on with the plan instead",
+            value="veto",
+            citations=[span],
+        ),
+        decisions=[Claim(text="veto the repeated action", value="veto", citations=[span])],
+    )
+    execution = Execution(
+        state=Claim(text="none: the rejection is in the recent history", citations=[span]),
+        completion=Claim(text="the rejected action is not taken again", citations=[span]),
+    )
+    return Draft(
+        ("repeated-rejection", seen), x.m, "repeated-rejection", activation, scope, execution
+    )
+
+
+def _blocked_precondition(x: _Member) -> Draft | str:
+    failed = x.failed
+    assert failed is not None
+    if error_signature(failed.observation) is None or _critical(failed):
+        return "no blocking error at the causal step"
+    verb, argument = split_action(failed.action)
+    if not verb or not argument:
+        return "the failed action has no object"
+    correction = x.contrast_at.get(x.m.contrast_step) if x.m.contrast_step is not None else None
+    template = ""
+    if correction is not None and argument.lower() in correction.action.lower():
+        template = template_of(correction.action, {argument: "1"})
+    elif x.m.correction.count("<X>") == 1 and "<E" not in x.m.correction:
+        template = x.m.correction.replace("<X>", "{1}")
+    if "{1}" not in template or split_action(template)[0] in ("", verb):
+        return "no corrective action on the same object"
+    line, seen_at = next(
+        (
+            (first, index)
+            for index, text in x.prior(failed.index)
+            for first in text.splitlines()
+            if re.search(rf"(?<![\w-]){escape(argument)}(?![\w-])", first, re.IGNORECASE)
+        ),
+        ("", 0),
+    )
+    precondition = pattern_of(line.strip(), {argument: "1"}) if line else UNSEEN
+    if line and _seen_in_contrast(x, verb, precondition, template):
+        return "the success saw the same precondition and was not blocked"
+    trigger = escape(verb) + " (.+)"
+    contrast_cite = x.cite_contrast(x.m.contrast_step) if x.m.contrast_step is not None else []
+    completion_text = correction.observation if correction is not None else ""
+    unblocked = [
+        s.index
+        for s in x.contrast
+        if split_action(s.action)[0] == verb and not error_signature(s.observation)
+    ]
+    activation = Activation(
+        trigger=Claim(
+            text=f"the agent proposes '{verb} <X>'", value=trigger, citations=[x.cite_failed()]
+        ),
+        boundary=Claim(
+            text=f"'{verb} <X>' where nothing says <X> is blocked",
+            citations=[c for i in unblocked[:2] for c in x.cite_contrast(i)],
+        ),
+        observations=[
+            Observed(
+                text=f"an earlier observation says '{line.strip()}' about that <X>",
+                value=precondition,
+                citations=[cite(x.id, seen_at)],
+            ),
+            Observed(
+                text=f"'{template}' was not just done",
+                value="> " + escape(template).replace(r"\{1\}", "{1}") + r"\n",
+                absent=True,
+                citations=[x.cite_failed(), *contrast_cite],
+            ),
+        ]
+        if line
+        else [],
+    )
+    scope = Scope(
+        objective=Claim(
+            text=f"'{template}' before '{verb} {{1}}' while it is blocked",
+            value=template,
+            citations=[x.cite_failed(), *contrast_cite],
+        ),
+        decisions=[
+            Claim(
+                text=f"replace '{verb} <X>' with '{template}'",
+                value=template,
+                citations=contrast_cite or [x.cite_failed()],
+            )
+        ],
+    )
+    execution = Execution(
+        state=Claim(text="none: the precondition is visible", citations=[cite(x.id, seen_at)]),
+        completion=Claim(
+            text=f"the corrective action is accepted ('{first_line(completion_text)}')"
+            if completion_text
+            else "the corrective action is accepted",
+            value=pattern_of(first_line(completion_text)) if completion_text else "",
+            citations=contrast_cite or [x.cite_failed()],
+        ),
+        inputs=["1"],
+    )
+    return Draft(
+        ("blocked-precondition", trigger, precondition, template),
+        x.m,
+        "blocked-precondition",
+        activation,
+        scope,
+        execution,
+    )
+
+
+def _seen_in_contrast(x: _Member, verb: str, precondition: str, template: str) -> bool:
+    """Whether the success took the same kind of action, without first taking the corrective
+    one, while the precondition was visible (then it does not predict the failure)."""
+    taken: set[str] = set()
+    for step in x.contrast:
+        taken.add(step.action.lower())
+        other_verb, argument = split_action(step.action)
+        if other_verb != verb or not argument or error_signature(step.observation):
+            continue
+        if template.replace("{1}", argument).lower() in taken:
+            continue  # the success did what the spec prescribes first
+        filled = precondition.replace("{1}", escape(argument))
+        for _, text in x.contrast_prior(step.index):
+            if re.search(rf"(?<![\w-]){escape(argument)}(?![\w-])", text, re.IGNORECASE):
+                if any(re.search(filled, line) for line in text.splitlines()):
+                    return True
+                break
+    return False
+
+
+def _premature_decision(x: _Member) -> Draft | str:
+    failed = x.failed
+    assert failed is not None
+    if not (_critical(failed) or error_signature(failed.observation)):
+        return "the causal step is not a failed decision"
+    if x.m.contrast_step is None or x.case.contrast_id is None:
+        return "no success shows what to do first"
+    verb, _ = split_action(failed.action)
+    order = [s.index for s in x.contrast]
+    if x.m.contrast_step not in order:
+        return "the contrast step is not an action"
+    start = order.index(x.m.contrast_step)
+    decision = next(
+        (
+            q
+            for q in range(start + 1, min(start + MAX_PROCEDURE + 1, len(order)))
+            if split_action(x.contrast[q].action)[0] == verb
+        ),
+        None,
+    )
+    if not verb or decision is None:
+        return f"the success does not decide '{verb}' again after a short procedure"
+    names = entity_names(x.case.contrast_instruction)
+    procedure = x.contrast[start:decision]
+    templates = [template_of(s.action, names) for s in procedure]
+    if not all("{E" in t for t in templates):
+        return "the procedure acts on objects the task does not name"
+    pattern = _decision_pattern(
+        template_of(failed.action, entity_names(x.case.instruction)),
+        template_of(x.contrast[decision].action, names),
+    )
+    if pattern is None:
+        return "the failed and the successful decision have different shapes"
+    result = first_line(procedure[-1].observation)
+    seen = pattern_of(result, names)
+    where = x.cite_contrast(procedure[0].index, x.contrast[decision].index)
+    regime = _regime(x.m)
+    activation = Activation(
+        trigger=Claim(
+            text=f"the agent is about to '{verb} …' (decide)",
+            value=pattern,
+            citations=[x.cite_failed()],
+        ),
+        boundary=Claim(
+            text=f"'{verb} …' once the result is visible",
+            citations=x.cite_contrast(x.contrast[decision].index),
+        ),
+        observations=[
+            Observed(
+                text=f"'{result}' is not visible yet",
+                value=seen,
+                absent=True,
+                citations=[x.cite_failed(), *where],
+            ),
+            *regime,
+        ],
+    )
+    decisions = [
+        Claim(text=s.action, value=t, citations=x.cite_contrast(s.index))
+        for s, t in zip(procedure, templates, strict=True)
+    ]
+    decisions.append(
+        Claim(
+            text=f"then decide '{verb} …' from the result (the parent decides)",
+            value="parent",
+            citations=x.cite_contrast(x.contrast[decision].index),
+        )
+    )
+    scope = Scope(
+        objective=Claim(
+            text=f"before deciding '{verb} …', run {'; '.join(templates)} and read the result",
+            value="; ".join(templates),
+            citations=where,
+        ),
+        decisions=decisions,
+    )
+    result_cite = x.cite_contrast(procedure[-1].index)
+    execution = Execution(
+        state=Claim(
+            text=f"the result of '{templates[-1]}' until the decision", value=seen, citations=where
+        ),
+        owner="parent",
+        lifetime="procedure",
+        completion=Claim(text=f"'{result}' is observed", value=seen, citations=result_cite),
+        inputs=sorted({p for t in templates for p in re.findall(r"\{(E\d+)\}", t)}),
+    )
+    return Draft(
+        ("premature-decision", pattern, *templates, x.case.family),
+        x.m,
+        "premature-decision",
+        activation,
+        scope,
+        execution,
+    )
+
+
+def _decision_pattern(failed: str, succeeded: str) -> str | None:
+    """A pattern for both decisions: shared words kept, differing ones free."""
+    left, right = failed.split(), succeeded.split()
+    if len(left) != len(right) or left[0] != right[0]:
+        return None
+    parts = []
+    for a, b in zip(left, right, strict=True):
+        if a != b:
+            parts.append(".+?")
+        elif re.fullmatch(r"\{E\d+\}", a):
+            parts.append(a)
+        else:
+            parts.append(escape(a))
+    return " ".join(parts)
+
+
+def _regime(member: MemberCase) -> list[Observed]:
+    """The task regime as an observation (the instruction's shared opening), if known."""
+    if not member.regime:
+        return []
+    return [
+        Observed(
+            text=f"the task reads '{member.regime} …'",
+            value="instruction: " + escape(member.regime),
+            citations=[cite(member.case.episode_id, 0)],
+        )
+    ]
+
+
+def _unnamed_commitment(x: _Member) -> Draft | str:
+    failed = x.failed
+    assert failed is not None
+    if not _critical(failed):
+        return "the causal step is not an irreversible commitment"
+    verb, argument = split_action(failed.action)
+    if not verb or not argument:
+        return "the commitment has no object"
+    if _names(x.case.instruction, argument):
+        return "the task names the object committed to"
+    named = next(
+        (
+            s
+            for s in x.contrast
+            if split_action(s.action)[0] == verb
+            and _names(x.case.contrast_instruction, split_action(s.action)[1])
+        ),
+        None,
+    )
+    if named is None:
+        return f"no success shows '{verb}' on an object its task names"
+    trigger = escape(verb) + r" (.+?)(?: in [\w ]+)?"
+    contrast_cite = x.cite_contrast(named.index)
+    activation = Activation(
+        trigger=Claim(
+            text=f"the agent is about to '{verb} <X>'", value=trigger, citations=[x.cite_failed()]
+        ),
+        boundary=Claim(text=f"'{verb}' on an object the task names", citations=contrast_cite),
+        observations=[
+            Observed(
+                text="the task names that <X>",
+                value=r"instruction: [^\n]*(?<![\w-]){1}(?![\w-])",
+                absent=True,
+                citations=[cite(x.id, 0), *contrast_cite],
+            ),
+            *_regime(x.m),
+        ],
+    )
+    scope = Scope(
+        objective=Claim(
+            text=f"'{verb}' only on an object the task names",
+            value="veto",
+            citations=[x.cite_failed(), *contrast_cite],
+        ),
+        decisions=[
+            Claim(
+                text=f"veto '{verb} <X>' when the task does not name <X>",
+                value="veto",
+                citations=[x.cite_failed()],
+            )
+        ],
+    )
+    execution = Execution(
+        state=Claim(text="none: the instruction is always visible", citations=[cite(x.id, 0)]),
+        completion=Claim(text="the unnamed commitment is not made", citations=[x.cite_failed()]),
+    )
+    return Draft(
+        ("unnamed-commitment", trigger, x.case.family),
+        x.m,
+        "unnamed-commitment",
+        activation,
+        scope,
+        execution,
+    )
+
+
+def _names(instruction: str, argument: str) -> bool:
+    """Whether the instruction names the object an argument refers to (its location part
+    ``in the …`` aside)."""
+    head = re.sub(r" in [\w ]+$", "", argument)
+    return (
+        bool(head)
+        and re.search(rf"(?<![\w-]){escape(head)}(?![\w-])", instruction, re.IGNORECASE) is not None
+    )
+
+
+MECHANISMS = (_repeated_rejection, _blocked_precondition, _premature_decision, _unnamed_commitment)
+
+
+def read_member(member: MemberCase) -> Draft | list[str]:
+    """The first mechanism the member shows, or why none fits."""
+    x = _Member(member)
+    if x.failed is None:
+        return ["the run stopped without a failed action at its causal step"]
+    reasons = []
+    for mechanism in MECHANISMS:
+        found = mechanism(x)
+        if isinstance(found, Draft):
+            return found
+        reasons.append(found)
+    return reasons
+
+
+def extract_specs(members: Sequence[MemberCase]) -> list[SpecProposal]:
+    """Group members by mechanism, trigger and correction into spec proposals; members that
+    fit no mechanism become one unsupported proposal per cluster, with the reasons."""
+    groups: dict[tuple[str, ...], list[Draft]] = {}
+    unread: dict[int, list[tuple[MemberCase, list[str]]]] = {}
+    for member in members:
+        found = read_member(member)
+        if isinstance(found, Draft):
+            groups.setdefault(found.key, []).append(found)
+        else:
+            unread.setdefault(member.cluster_id, []).append((member, found))
+    for key in [k for k in groups if k[0] == "blocked-precondition" and k[2] == UNSEEN]:
+        seen = next((k for k in groups if k[:2] == key[:2] and k[3:] == key[3:] and k != key), None)
+        drafts = groups.pop(key)
+        if seen is not None:
+            groups[seen] += drafts
+        else:
+            for draft in drafts:
+                unread.setdefault(draft.member.cluster_id, []).append(
+                    (draft.member, ["nothing visible before the step says why it is blocked"])
+                )
+    proposals = [_merge(drafts) for drafts in groups.values()]
+    for cluster_id, items in sorted(unread.items()):
+        reasons = {r for _, found in items for r in found}
+        proposals.append(
+            SpecProposal(
+                members=[m.analysis_id for m, _ in items],
+                mechanism="unrecognised",
+                supported=False,
+                reason=f"cluster {cluster_id}: no mechanism with an observable trigger fits "
+                f"({'; '.join(sorted(reasons))})",
+            )
+        )
+    return proposals
+
+
+def _merge(drafts: list[Draft]) -> SpecProposal:
+    """One proposal from drafts with the same key: the first's claims, everyone's citations."""
+    first = drafts[0]
+    activation = first.activation.model_copy(deep=True)
+    scope = first.scope.model_copy(deep=True)
+    execution = first.execution.model_copy(deep=True)
+    for other in drafts[1:]:
+        _add(activation.trigger, other.activation.trigger)
+        if activation.boundary and other.activation.boundary:
+            _add(activation.boundary, other.activation.boundary)
+        for mine, theirs in zip(
+            activation.observations, other.activation.observations, strict=False
+        ):
+            _add(mine, theirs)
+        _add(scope.objective, other.scope.objective)
+        for mine, theirs in zip(scope.decisions, other.scope.decisions, strict=False):
+            _add(mine, theirs)
+        _add(execution.state, other.execution.state)
+        _add(execution.completion, other.execution.completion)
+    return SpecProposal(
+        members=[d.member.analysis_id for d in drafts],
+        mechanism=first.mechanism,
+        activation=activation,
+        scope=scope,
+        execution=execution,
+    )
+
+
+def _add(claim: Claim, other: Claim) -> None:
+    claim.citations = list(dict.fromkeys([*claim.citations, *other.citations]))
+
+
+# -- contract proposals ---------------------------------------------------------------------------
+
+
+def _all(claims: Iterable[Claim]) -> list[Citation]:
+    return list(dict.fromkeys(c for claim in claims for c in claim.citations))
+
+
+def _report(
+    obligation: str, closed: bool, slot: str, citations: list[Citation], witness: str
+) -> ObligationReport:
+    return ObligationReport(
+        obligation=obligation,  # type: ignore[arg-type]
+        status=closed,
+        slot=slot if closed else "",
+        citations=citations,
+        witness="" if closed else witness,
+    )
+
+
+def obligations(spec: InterventionSpec, kind: ArtifactKind) -> list[ObligationReport]:
+    """Which obligations ``kind`` closes for ``spec``, read off its execution obligation."""
+    assert spec.activation and spec.scope and spec.execution
+    activation, scope, execution = spec.activation, spec.scope, spec.execution
+    seen = _all([activation.trigger, *activation.observations])
+    state = _all([execution.state])
+    decisions = _all(scope.decisions) or _all([scope.objective])
+    done = _all([execution.completion])
+    steps = [d for d in scope.decisions if d.value != "parent"]
+    visible = bool(activation.trigger.value)
+    delegated = execution.lifetime == "delegation"
+    if kind == "rule":
+        return [
+            _report(
+                "observation",
+                visible,
+                "guard" if activation.observations else "activation",
+                seen,
+                "the trigger is not evaluable from parent-visible evidence",
+            ),
+            _report(
+                "state",
+                execution.owner == "none",
+                "guard",
+                state,
+                f"{execution.state.text} must persist for the {execution.lifetime}; "
+                "a rule keeps nothing between decisions",
+            ),
+            _report(
+                "decision",
+                len(scope.decisions) == 1 and len(steps) == 1,
+                "response",
+                decisions,
+                f"the correction takes {len(scope.decisions)} dependent decisions "
+                f"({'; '.join(d.text for d in scope.decisions)}); a rule owns one control point",
+            ),
+            _report(
+                "completion",
+                execution.lifetime == "step",
+                "positive",
+                done,
+                f"completion ({execution.completion.text}) is observed only after the "
+                f"{execution.lifetime}, not at the rule's control point",
+            ),
+        ]
+    if kind == "skill":
+        return [
+            _report(
+                "observation",
+                visible,
+                "applicability",
+                seen,
+                "the trigger is not evaluable from parent-visible evidence",
+            ),
+            _report(
+                "state",
+                execution.owner in ("none", "parent"),
+                "inputs",
+                state,
+                f"{execution.state.text} must stay private to a loop the parent does not own",
+            ),
+            _report(
+                "decision",
+                not delegated and bool(steps),
+                "procedure",
+                decisions,
+                "the order of the decisions depends on what a search discovers; an ordered "
+                "procedure cannot fix it in advance"
+                if delegated
+                else "there is no procedure: the correction is a veto",
+            ),
+            _report(
+                "completion",
+                bool(execution.completion.value) and not delegated,
+                "expected_result",
+                done,
+                "no observable result ends the procedure"
+                if not delegated
+                else "completion needs full coverage of a private ledger (success or exhaustion)",
+            ),
+        ]
+    return [
+        _report(
+            "observation",
+            bool(execution.inputs),
+            "input_schema",
+            seen,
+            "no declared input binds the objective",
+        ),
+        _report("state", True, "owned_state", state or seen, ""),
+        _report(
+            "decision",
+            bool(scope.objective.value) and delegated,
+            "invocation",
+            decisions,
+            "there is no closed objective to delegate: the correction happens inside the "
+            "parent's own decisions",
+        ),
+        _report(
+            "completion",
+            bool(execution.completion.value) and execution.failure is not None,
+            "success",
+            done,
+            "no observable failure termination",
+        ),
+    ]
+
+
+def propose(spec: InterventionSpec, kind: ArtifactKind) -> AttemptProposal:
+    """The heuristic's contract for ``kind`` and its closure report."""
+    report = obligations(spec, kind)
+    builder = {"rule": _rule, "skill": _skill, "subagent": _subagent}[kind]
+    return AttemptProposal(kind=kind, contract=builder(spec), report=report)
+
+
+def _evidence_patterns(activation: Activation) -> tuple[str, str]:
+    present = [o.value for o in activation.observations if not o.absent and o.value]
+    absent = [o.value for o in activation.observations if o.absent and o.value]
+    when = present[0] if len(present) == 1 else "".join(f"(?=[\\s\\S]*?{p})" for p in present)
+    unless = "|".join(f"(?:{p})" for p in absent)
+    return when, unless
+
+
+def name_for(spec: InterventionSpec) -> str:
+    """A readable artifact name for the spec."""
+    assert spec.activation and spec.scope
+    trigger_verb = (
+        split_action(spec.activation.trigger.text.split("'")[1])[0]
+        if "'" in (spec.activation.trigger.text)
+        else ""
+    )
+    first = spec.scope.decisions[0].value if spec.scope.decisions else ""
+    if spec.mechanism == "repeated-rejection":
+        seen = spec.activation.observations[0].text if spec.activation.observations else ""
+        rejection = seen.split("'")[1] if seen.count("'") >= 2 else "rejection"
+        return slug(f"no repeat after {' '.join(rejection.split()[:5])}")
+    if spec.mechanism == "unnamed-commitment":
+        return slug(f"{trigger_verb} only on named {'-'.join(spec.families)}")
+    action_verb = split_action(first)[0] or "act"
+    return slug(f"{action_verb} before {trigger_verb or 'acting'} {'-'.join(spec.families)}")
+
+
+def _sources(spec: InterventionSpec) -> list[Citation]:
+    """Decision points the artifact must act on: the trigger's citations in runs whose
+    required observations were recorded (others cannot show the evidence offline)."""
+    assert spec.activation
+    observed = {
+        c.episode_id for o in spec.activation.observations if not o.absent for c in o.citations
+    }
+    cited = spec.activation.trigger.citations
+    return [c for c in cited if c.episode_id in observed] if observed else list(cited)
+
+
+def _negatives(spec: InterventionSpec) -> list[Citation]:
+    """Decision points on the negative boundary: the artifact must stay silent there."""
+    assert spec.activation
+    return list(spec.activation.boundary.citations) if spec.activation.boundary else []
+
+
+def _rule(spec: InterventionSpec) -> dict | None:
+    assert spec.activation and spec.scope and spec.execution
+    when, unless = _evidence_patterns(spec.activation)
+    decision = spec.scope.decisions[0].value if spec.scope.decisions else ""
+    if len(spec.scope.decisions) != 1 or decision == "parent":
+        return None
+    form = {
+        "kind": "rule",
+        "id": "x",
+        "when_action": spec.activation.trigger.value,
+        "when_evidence": when,
+        "unless_evidence": unless,
+        "response": "veto" if decision == "veto" else "replace",
+        "replacement": "" if decision == "veto" else decision,
+    }
+    guards = [o.text for o in spec.activation.observations]
+    return {
+        "kind": "rule",
+        "name": name_for(spec),
+        "description": spec.scope.objective.text[:1].upper() + spec.scope.objective.text[1:] + ".",
+        "activation": spec.activation.trigger.text,
+        "guard": "; ".join(guards) or "none",
+        "response": spec.scope.decisions[0].text,
+        "positive": [{"citation": c.model_dump()} for c in _sources(spec)],
+        "negative": [{"citation": c.model_dump()} for c in _negatives(spec)],
+        "form": form,
+    }
+
+
+def _skill(spec: InterventionSpec) -> dict | None:
+    assert spec.activation and spec.scope and spec.execution
+    steps = [d.value for d in spec.scope.decisions if d.value not in ("parent", "veto")]
+    if not steps or not spec.execution.completion.value:
+        return None
+    when, unless = _evidence_patterns(spec.activation)
+    return {
+        "kind": "skill",
+        "name": name_for(spec),
+        "description": spec.scope.objective.text[:1].upper() + spec.scope.objective.text[1:] + ".",
+        "applicability": f"{spec.activation.trigger.text}, while "
+        + "; ".join(o.text for o in spec.activation.observations),
+        "inputs": spec.execution.inputs or ["the proposed action"],
+        "procedure": [d.text for d in spec.scope.decisions],
+        "recovery": "a rejected step does not stop the procedure; if the expected result is not "
+        "observed the skill reports so and the parent continues with its own plan",
+        "expected_result": spec.execution.completion.text,
+        "probes": [
+            {"episode_id": c.episode_id, "step": c.start, "action": ""} for c in _sources(spec)
+        ],
+        "form": {
+            "kind": "skill",
+            "id": "x",
+            "when_action": spec.activation.trigger.value,
+            "when_evidence": when,
+            "unless_evidence": unless,
+            "steps": steps,
+            "until": spec.execution.completion.value,
+        },
+    }
+
+
+def _subagent(spec: InterventionSpec) -> dict | None:
+    assert spec.activation and spec.scope and spec.execution
+    execution = spec.execution
+    if execution.lifetime != "delegation" or execution.failure is None:
+        return None
+    when, unless = _evidence_patterns(spec.activation)
+    return {
+        "kind": "subagent",
+        "name": name_for(spec),
+        "description": spec.scope.objective.text[:1].upper() + spec.scope.objective.text[1:] + ".",
+        "invocation": spec.activation.trigger.text,
+        "input_schema": {
+            "type": "object",
+            "required": execution.inputs,
+            "properties": {name: {"type": "string"} for name in execution.inputs},
+        },
+        "owned_state": execution.state.text,
+        "tools": ["open door to", "go to", "look around"],
+        "success": execution.completion.text,
+        "failure": execution.failure.text,
+        "return_schema": RETURN_SCHEMA,
+        "probes": [
+            {"episode_id": c.episode_id, "step": c.start, "action": ""} for c in _sources(spec)
+        ]
+        + [
+            {
+                "episode_id": c.episode_id,
+                "step": c.start,
+                "action": "",
+                "expect": "failure",
+                "inputs": {name: "nowhere" for name in execution.inputs},
+            }
+            for c in _sources(spec)[:1]
+        ],
+        "form": {
+            "kind": "subagent",
+            "id": "x",
+            "when_action": spec.activation.trigger.value,
+            "when_evidence": when,
+            "unless_evidence": unless,
+            "objective": spec.scope.objective.value,
+            "success": execution.completion.value,
+        },
+    }
