@@ -651,11 +651,26 @@ DEMO_TRAIN, DEMO_TEST = 120, 40
 """Episodes the demo runs on train and on test variations by default."""
 
 
+def demo_rates() -> dict[str, float]:
+    """The demo agent's mistake rates: the defaults, with deciding before measuring (the
+    failure AutoRefine's ScienceWorld pair is known for) as common as it is in LLM agents."""
+    from workbench.agents.scripted import DEFAULT_RATES
+
+    return {**DEFAULT_RATES, "decide-before-measure": 0.3}
+
+
 def demo_configs(train: int = DEMO_TRAIN, test: int = DEMO_TEST) -> list[tuple[str, RunConfig]]:
     """The demo's runs: the scripted agent on train and on test variations."""
+    agent = AgentSpec(rates=demo_rates())
     return [
-        ("demo-train", RunConfig(families=DEMO_FAMILIES, split="train", episodes=train, seed=1)),
-        ("demo-test", RunConfig(families=DEMO_FAMILIES, split="test", episodes=test, seed=2)),
+        (
+            "demo-train",
+            RunConfig(families=DEMO_FAMILIES, split="train", episodes=train, seed=1, agent=agent),
+        ),
+        (
+            "demo-test",
+            RunConfig(families=DEMO_FAMILIES, split="test", episodes=test, seed=2, agent=agent),
+        ),
     ]
 
 

@@ -239,15 +239,16 @@ def run_procedure(
     form: ProcedureForm, groups: tuple[str, ...], act: Act, done: Callable[[], bool]
 ) -> bool:
     """Run a skill; returns whether its expected result was observed."""
+    until = _fill(form.until, groups, True)
     observation = ""
     for template in form.steps:
         if done():
             return False
         observation = act(_fill(template, groups, False), f"skill {form.id}: step")
     if not form.loop:
-        return not form.until or re.search(form.until, observation) is not None
+        return not until or re.search(until, observation) is not None
     for _ in range(form.max_rounds):
-        if form.until and re.search(form.until, observation):
+        if until and re.search(until, observation):
             return True
         for template in form.loop:
             if done():
@@ -255,7 +256,7 @@ def run_procedure(
             observation = act(
                 _fill(template, groups, False), f"skill {form.id}: repeat until result"
             )
-    return bool(form.until) and re.search(form.until, observation) is not None
+    return bool(until) and re.search(until, observation) is not None
 
 
 @dataclass

@@ -39,7 +39,7 @@ from store import (
     Scope,
 )
 from workbench.analyze.causes import CRITICAL_REWARD, error_signature
-from workbench.compare import VERBS, entity_phrases
+from workbench.compare import VERBS, entity_phrases, normalize_action
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
 from workbench.llm.reasoner import CaseStep
@@ -51,6 +51,8 @@ UNSEEN = "?"
 joins a reading with the same trigger and correction that did."""
 MAX_PROCEDURE = 4
 """Longest corrective procedure read off a success (longer ones are not one skill)."""
+LOOKBACK = 8
+"""How far before its decision a success's skipped procedure may start."""
 
 
 # -- text helpers -------------------------------------------------------------------------------
@@ -355,20 +357,26 @@ def _premature_decision(x: _Member) -> Draft | str:
         return "the contrast step is not an action"
     start = order.index(x.m.contrast_step)
     decision = next(
-        (
-            q
-            for q in range(start + 1, min(start + MAX_PROCEDURE + 1, len(order)))
-            if split_action(x.contrast[q].action)[0] == verb
-        ),
+        (q for q in range(start, len(order)) if split_action(x.contrast[q].action)[0] == verb),
         None,
     )
     if not verb or decision is None:
-        return f"the success does not decide '{verb}' again after a short procedure"
+        return f"the success never decides '{verb}' after the divergence"
     names = entity_names(x.case.contrast_instruction)
-    procedure = x.contrast[start:decision]
+    taken = {normalize_action(s.action, x.case.instruction) for s in x.steps}
+    available = set(entity_phrases(x.case.instruction))
+    procedure = [
+        s
+        for s in x.contrast[max(0, decision - LOOKBACK) : decision]
+        if (used := set(re.findall(r"\{(E\d+)\}", template_of(s.action, names))))
+        and used <= available  # the failed run's task names them too
+        and normalize_action(s.action, x.case.contrast_instruction) not in taken
+    ][-MAX_PROCEDURE:]
+    if not procedure:
+        return (
+            "the success does nothing on the task's objects, before deciding, that the run skipped"
+        )
     templates = [template_of(s.action, names) for s in procedure]
-    if not all("{E" in t for t in templates):
-        return "the procedure acts on objects the task does not name"
     pattern = _decision_pattern(
         template_of(failed.action, entity_names(x.case.instruction)),
         template_of(x.contrast[decision].action, names),
@@ -439,15 +447,18 @@ def _premature_decision(x: _Member) -> Draft | str:
 
 
 def _decision_pattern(failed: str, succeeded: str) -> str | None:
-    """A pattern for both decisions: shared words kept, differing ones free."""
+    """A pattern for both decisions: shared words kept, what is decided left free (words that
+    differ, and every named object after the first — the object decided about)."""
     left, right = failed.split(), succeeded.split()
     if len(left) != len(right) or left[0] != right[0]:
         return None
-    parts = []
+    parts, named = [], 0
     for a, b in zip(left, right, strict=True):
-        if a != b:
+        placeholder = re.fullmatch(r"\{E\d+\}", a) is not None
+        named += placeholder
+        if a != b or (placeholder and named > 1):
             parts.append(".+?")
-        elif re.fullmatch(r"\{E\d+\}", a):
+        elif placeholder:
             parts.append(a)
         else:
             parts.append(escape(a))
