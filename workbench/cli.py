@@ -575,6 +575,11 @@ def _parse_rates(values: tuple[str, ...]) -> dict[str, float] | None:
     help="Batch name; an existing run batch with the same settings resumes.",
 )
 @click.option("--resume", "resume", help="Resume the named run batch with its stored settings.")
+@click.option(
+    "--like",
+    "like",
+    help="Repeat this run batch's plan (same tasks and seeds) and compare the two, paired.",
+)
 @db_option
 def run_command(
     store: Store,
@@ -593,8 +598,12 @@ def run_command(
     step_limit: int,
     batch_name: str | None,
     resume: str | None,
+    like: str | None,
 ) -> None:
     """Run an agent on environment tasks and record every episode (resumable, parallel)."""
+    if like:
+        _run_like(store, like, guidance_file, with_repo, batch_name, workers)
+        return
     if resume:
         existing = store.batch(resume)
         if existing is None or existing.kind != "run":
@@ -613,21 +622,7 @@ def run_command(
             ChatClient.from_env(store, model=model)
         except ConfigError as error:
             raise click.ClickException(str(error)) from error
-    guidance = Guidance()
-    if guidance_file is not None:
-        try:
-            guidance = Guidance.model_validate_json(guidance_file.read_text())
-        except ValueError as error:
-            raise click.ClickException(f"{guidance_file}: {error}") from error
-    if with_repo:
-        from workbench.admit.repository import active_guidance
-
-        active = active_guidance(store)
-        if not active.forms:
-            raise click.ClickException(
-                "the repository has no active artifact yet (see `workbench repo ls`)"
-            )
-        guidance = Guidance(forms=[*guidance.forms, *active.forms])
+    guidance = _guidance(store, guidance_file, with_repo)
     config = RunConfig(
         env=env_name,
         families=[f.strip() for f in families.split(",") if f.strip()],
@@ -643,6 +638,57 @@ def run_command(
     _run_and_report(store, config, batch_name, workers)
 
 
+def _guidance(store: Store, guidance_file: Path | None, with_repo: bool) -> Guidance:
+    guidance = Guidance()
+    if guidance_file is not None:
+        try:
+            guidance = Guidance.model_validate_json(guidance_file.read_text())
+        except ValueError as error:
+            raise click.ClickException(f"{guidance_file}: {error}") from error
+    if with_repo:
+        from workbench.admit.repository import active_guidance
+
+        active = active_guidance(store)
+        if not active.forms:
+            raise click.ClickException(
+                "the repository has no active artifact yet (see `workbench repo ls`)"
+            )
+        guidance = Guidance(forms=[*guidance.forms, *active.forms])
+    return guidance
+
+
+def _run_like(
+    store: Store,
+    like: str,
+    guidance_file: Path | None,
+    with_repo: bool,
+    batch_name: str | None,
+    workers: int,
+) -> None:
+    from workbench.admit.evaluate import compare_runs
+
+    existing = store.batch(like)
+    if existing is None or existing.kind != "run":
+        raise click.ClickException(f"no run batch {like!r} to repeat")
+    config = RunConfig.model_validate(existing.params["config"]).model_copy(
+        update={"guidance": _guidance(store, guidance_file, with_repo)}
+    )
+    name = batch_name or f"{existing.name}-{'repo' if with_repo else 'again'}"
+    report = _run_and_report(store, config, name, workers)
+    paired = compare_runs(store, existing.id, report.batch_id)
+    for label, successes in (
+        (existing.name, paired.baseline_successes),
+        (report.batch_id, paired.candidate_successes),
+    ):
+        rate, low, high = paired.rate(successes)
+        console.print(
+            f"{escape(label)}: {successes}/{paired.pairs} succeeded ({rate:.0%}, 95% CI {low:.0%}–{high:.0%})"
+        )
+    console.print(
+        f"paired: {paired.fixed} fixed, {paired.broken} broken; exact McNemar p = {paired.mcnemar_p:.3g}"
+    )
+
+
 DEMO_FAMILIES = ["boil", "use-thermometer", "find-living-thing", "test-conductivity"]
 """Families of the demo: AutoRefine's ScienceWorld pair (boil, use-thermometer) and two more."""
 
@@ -656,7 +702,7 @@ def demo_rates() -> dict[str, float]:
     failure AutoRefine's ScienceWorld pair is known for) as common as it is in LLM agents."""
     from workbench.agents.scripted import DEFAULT_RATES
 
-    return {**DEFAULT_RATES, "decide-before-measure": 0.3}
+    return {**DEFAULT_RATES, "decide-before-measure": 0.2}
 
 
 def demo_configs(train: int = DEMO_TRAIN, test: int = DEMO_TEST) -> list[tuple[str, RunConfig]]:

@@ -7,7 +7,7 @@ its configured probability, at one eligible point of the plan chosen by the epis
 ``closed-door``               walks to a room without opening the door first
 ``wrong-focus``               focuses on the wrong object (ScienceWorld ends the run at −100)
 ``no-wait``                   does not wait for a state change to finish before going on
-``decide-before-measure``     picks the answer box without measuring first
+``decide-before-measure``     picks an answer box without measuring first (and guesses wrong)
 ``wrong-container``           moves a substance or object to the wrong container
 ``repeat-invalid``            repeats an action the simulator does not understand, to the end
 ``stop-early``                stops before the task is complete
@@ -120,8 +120,9 @@ def _eligible(mode: str, gold: list[str], instruction: str, rng: random.Random) 
         for d, action in enumerate(gold):
             decision = _BOX.match(action)
             measures = [m for m in range(d) if _MEASURE.match(gold[m])]
-            if decision and measures and len(colours) > 1:
-                guess = action.replace(f"{decision.group(2)} box", f"{rng.choice(colours)} box")
+            wrong = [c for c in colours if decision and c != decision.group(2)]
+            if decision and measures and wrong:
+                guess = action.replace(f"{decision.group(2)} box", f"{rng.choice(wrong)} box")
                 first = min(m for m in measures if m > _last_focus(gold, d))
                 found.append(Mistake(mode, first, guess, d + 1))
         return found

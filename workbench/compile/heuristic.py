@@ -384,6 +384,8 @@ def _premature_decision(x: _Member) -> Draft | str:
     if pattern is None:
         return "the failed and the successful decision have different shapes"
     result = first_line(procedure[-1].observation)
+    if error_signature(result):
+        return "the success's procedure ends in a rejection, not an observable result"
     seen = pattern_of(result, names)
     where = x.cite_contrast(procedure[0].index, x.contrast[decision].index)
     regime = _regime(x.m)

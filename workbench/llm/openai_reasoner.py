@@ -10,16 +10,24 @@ failed and successful runs first differ are kept; omissions are counted in the p
 The answer is then checked mechanically: the span must be ordered and every index must name a
 step of the run it cites. A violating answer gets one correction message naming exactly what
 was wrong; a second violation raises :class:`~workbench.llm.client.ModelError`.
+
+Compilation's judgments (intervention specs per cluster, contract proposals per schema) are
+made the same way, by :mod:`workbench.llm.openai_compile`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from store.records import LLMCall
 from workbench.compare import normalize_action
 from workbench.llm.client import ChatClient, ModelError
 from workbench.llm.reasoner import CaseStep, FailureCase, Proposal
+
+if TYPE_CHECKING:
+    from store import ArtifactKind, InterventionSpec
+    from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
 
 PURPOSE = "analyze.failure"
 
@@ -164,6 +172,27 @@ class OpenAIReasoner:
                 {"role": "user", "content": _correction(problems, case)},
             ]
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
+        """One spec proposal per cluster of ``members``, checked against their runs and the
+        engine's traceability check; a cluster whose answer still fails after one
+        correction, or whose call fails, is deferred with the reason (never raised)."""
+        from workbench.llm import openai_compile  # it renders with this module's helpers
+
+        return openai_compile.extract_specs(self.client, members, self.max_steps_chars)
+
+    def propose_contract(
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+    ) -> AttemptProposal:
+        """The model's ``kind`` contract for ``spec`` and its four-entry closure report, for
+        the closure controller to decide on.
+
+        Raises:
+            ModelError: the call failed (after the client's retries).
+        """
+        from workbench.llm import openai_compile
+
+        return openai_compile.propose_contract(self.client, spec, kind, carried)
 
 
 def check_proposal(proposal: Proposal, case: FailureCase) -> list[str]:
@@ -322,16 +351,18 @@ def _missing(cited: Sequence[int], valid: set[int]) -> str:
 
 
 def _correction(problems: Sequence[str], case: FailureCase) -> str:
-    valid = f"The failed run's steps are {_ranges(step.index for step in case.steps)}"
+    valid = f"The failed run's steps are {step_ranges(step.index for step in case.steps)}"
     if case.contrast_steps:
-        valid += f"; the successful run's steps are {_ranges(s.index for s in case.contrast_steps)}"
+        valid += (
+            f"; the successful run's steps are {step_ranges(s.index for s in case.contrast_steps)}"
+        )
     else:
         valid += "; there is no successful run"
     return CORRECTION_TEMPLATE.format(problems="; ".join(problems), valid=valid + ".")
 
 
-def _ranges(indices: Iterable[int]) -> str:
-    """``0–12, 15, 17–20``: sorted indices as compact ranges."""
+def step_ranges(indices: Iterable[int]) -> str:
+    """``0–12, 15, 17–20``: sorted indices as compact ranges (for correction messages)."""
     ordered = sorted(set(indices))
     parts: list[str] = []
     start = previous = ordered[0]
