@@ -32,9 +32,17 @@ def test_every_cli_command_is_in_the_reference():
     reference = README.split("## CLI reference", 1)[1].split("\n## ", 1)[0]
     for name, command in main.commands.items():
         assert f"`workbench {name}" in reference, name
-        for param in command.params:
-            if isinstance(param, click.Option) and param.name not in {"db_path", "help", "outcome"}:
-                assert any(opt in README for opt in param.opts), f"{name} {param.opts}"
+        subcommands = command.commands.items() if isinstance(command, click.Group) else []
+        for sub, _ in subcommands:
+            assert f"{name} {sub}" in reference, f"{name} {sub}"
+        for label, each in [(name, command), *((f"{name} {s}", c) for s, c in subcommands)]:
+            for param in each.params:
+                if isinstance(param, click.Option) and param.name not in {
+                    "db_path",
+                    "help",
+                    "outcome",
+                }:
+                    assert any(opt in reference for opt in param.opts), f"{label} {param.opts}"
 
 
 def test_every_format_is_listed():

@@ -17,7 +17,8 @@ from tui.screens.runs import RunsScreen
 
 
 class WorkbenchApp(App[None]):
-    """Triage trajectories: Runs → Trajectory (mark spans) → Compare, over one SQLite file.
+    """Triage trajectories: Runs → Trajectory (mark spans) → Compare, Clusters → Compile →
+    Repository, over one SQLite file.
 
     Args:
         db_path: the workbench database.

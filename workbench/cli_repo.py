@@ -148,8 +148,8 @@ def compile_command(
 
 def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     staged = store.versions(status="staged")
-    if artifact is None:
-        return staged
+    if artifact is None:  # the broadest claims first: later ones are judged with them active
+        return sorted(staged, key=lambda v: -sum(c.role == "correction" for c in v.cases))
     if artifact.isdigit():
         version = store.version(int(artifact))
         if version is None:
@@ -194,7 +194,8 @@ def replay_command(store: Store, artifact: str | None, workers: int) -> None:
             for check in result.replay.checks:
                 mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
                 console.print(f"  replay   {mark} {escape(check.name)}: {escape(check.detail)}")
-            console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
+            if "mcnemar_p" in result.replay.stats:
+                console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
         console.print(f"  → {_status(result.status)}")
 
 

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from store import Analysis, AnalysisRun, Cluster, EpisodeFilter, Store
+from tui.cells import STATUS_STYLES, clip
 from tui.data import Session
 from tui.screens.compare import CompareScreen
 from tui.screens.help import Help
@@ -43,6 +44,7 @@ HELP = Help(
         ("a", "accept the member's causal span"),
         ("e", "edit the member's causal span (start and end step)"),
         ("x", "reject the member's analysis"),
+        ("k", "the intervention spec compiled from the cluster (r there compiles)"),
         ("r", "analyse every failed episode (heuristic reasoner)"),
         ("escape  ctrl+x", "cancel a running analysis"),
     ],
@@ -63,15 +65,6 @@ MEMBER_COLUMNS: list[tuple[str, int | None]] = [
     ("status", 8),
     ("change", 44),
 ]
-STATUS_STYLES = {
-    "supported": "bold green",
-    "deferred": "yellow",
-    "proposed": "",
-    "accepted": "bold green",
-    "edited": "bold cyan",
-    "rejected": "red",
-}
-
 Verdict = Literal["accept", "edit", "reject"]
 
 
@@ -126,31 +119,26 @@ def run_summary(data: ClusterData) -> Text:
     return line
 
 
-def _clip(text: str, width: int | None) -> str:
-    text = " ".join(text.split())
-    return text if width is None or len(text) <= width else text[: width - 1] + "…"
-
-
 def cluster_cells(cluster: Cluster) -> list[Text]:
     """One cluster's row."""
     return [
         Text(str(len(cluster.members)), justify="right"),
-        Text(_clip(cluster.family or "–", 12)),
-        Text(_clip(cluster.trigger or "–", 26)),
-        Text(_clip(cluster.correction or "–", 22), style="" if cluster.correction else "dim"),
+        Text(clip(cluster.family or "–", 12)),
+        Text(clip(cluster.trigger or "–", 26)),
+        Text(clip(cluster.correction or "–", 22), style="" if cluster.correction else "dim"),
         Text(cluster.status, style=STATUS_STYLES.get(cluster.status, "")),
-        Text(_clip(cluster.reason, 28), style="dim"),
+        Text(clip(cluster.reason, 28), style="dim"),
     ]
 
 
 def member_cells(analysis: Analysis) -> list[Text]:
     """One member analysis's row."""
     return [
-        Text(_clip(analysis.episode_id, 18)),
+        Text(clip(analysis.episode_id, 18)),
         Text(f"{analysis.start}–{analysis.end}"),
         Text(f"{analysis.confidence:.2f}", justify="right"),
         Text(analysis.status, style=STATUS_STYLES.get(analysis.status, "")),
-        Text(_clip(analysis.change, 44)),
+        Text(clip(analysis.change, 44)),
     ]
 
 
@@ -164,6 +152,7 @@ class ClustersScreen(Screen[None]):
         Binding("e", "edit", "Edit span"),
         Binding("x", "review('reject')", "Reject"),
         Binding("c", "compare", "Compare"),
+        Binding("k", "compile", "Compile"),
         Binding("r", "analyze", "Analyse"),
         Binding("escape,ctrl+x", "cancel_analysis", "Cancel analysis"),
     ]
@@ -302,7 +291,7 @@ class ClustersScreen(Screen[None]):
         contrast_table = self.contrast_table
         contrast_table.clear()
         for episode_id in contrasts:
-            contrast_table.add_row(Text(_clip(episode_id, 20)), key=episode_id)
+            contrast_table.add_row(Text(clip(episode_id, 20)), key=episode_id)
         contrast_table.border_title = f"contrasts · {len(contrasts)}"
 
     # -- opening ----------------------------------------------------------------------------
@@ -346,6 +335,14 @@ class ClustersScreen(Screen[None]):
             self.notify("no successful run to compare with", severity="warning")
             return
         self.app.push_screen(CompareScreen(self.session, member.episode_id, success_id=contrast))
+
+    def action_compile(self) -> None:
+        from tui.screens.compile import CompileScreen
+
+        cluster = self.cluster
+        self.app.push_screen(
+            CompileScreen(self.session, cluster_id=cluster.id if cluster else None)
+        )
 
     # -- review -----------------------------------------------------------------------------
 

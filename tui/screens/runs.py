@@ -33,6 +33,8 @@ HELP = Help(
         ("/", "full-text search over the steps of the filter's episodes"),
         ("escape", "close the search"),
         ("C", "failure clusters of the latest analysis run (r there runs one)"),
+        ("K", "intervention specs compiled from those clusters (r there compiles)"),
+        ("R", "the artifact repository: versions, gate checks, replay ledgers"),
         ("ctrl+r", "reload now"),
     ],
 )
@@ -49,6 +51,8 @@ class RunsScreen(Screen[None]):
         Binding("f", "focus_filters", "Filters"),
         Binding("ctrl+r", "reload", "Reload", show=False),
         Binding("C", "clusters", "Clusters", show=False),
+        Binding("K", "compile", "Compile", show=False),
+        Binding("R", "repository", "Repository", show=False),
     ]
 
     def __init__(
@@ -200,6 +204,16 @@ class RunsScreen(Screen[None]):
         from tui.screens.clusters import ClustersScreen
 
         self.app.push_screen(ClustersScreen(self.session))
+
+    def action_compile(self) -> None:
+        from tui.screens.compile import CompileScreen
+
+        self.app.push_screen(CompileScreen(self.session))
+
+    def action_repository(self) -> None:
+        from tui.screens.repository import RepositoryScreen
+
+        self.app.push_screen(RepositoryScreen(self.session))
 
     def action_compare(self) -> None:
         from tui.screens.compare import CompareScreen

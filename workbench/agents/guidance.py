@@ -270,7 +270,7 @@ class DelegateResult:
 
 
 _DOOR = re.compile(r"door to (?:the )?([\w ]+?) \(that is (open|closed)\)")
-_ROOM = re.compile(r"This room is called the ([\w ]+?)\.")
+_ROOM = re.compile(r"This (?:room|outside location) is called the ([\w ]+?)\.")
 
 
 def run_delegate(

@@ -11,6 +11,8 @@ its configured probability, at one eligible point of the plan chosen by the epis
 ``wrong-container``           moves a substance or object to the wrong container
 ``repeat-invalid``            repeats an action the simulator does not understand, to the end
 ``stop-early``                stops before the task is complete
+``skip-route``                heads straight for a room that is not next to it, skipping the rooms
+                              between, and carries on as if it had arrived
 ============================  =================================================================
 
 Which mistakes fired, at which stored step index, is recorded in the episode's metadata under
@@ -52,7 +54,11 @@ MODES = (
     "wrong-container",
     "repeat-invalid",
     "stop-early",
+    "skip-route",
 )
+
+RESYNC_WINDOW = 12
+"""How far ahead in its plan the agent looks for actions guidance already took for it."""
 
 DEFAULT_RATES: dict[str, float] = dict.fromkeys(MODES, 0.12)
 """Probability that each mode fires in an episode (where the plan has a place for it)."""
@@ -138,6 +144,8 @@ def _eligible(mode: str, gold: list[str], instruction: str, rng: random.Random) 
         ]
     if mode == "stop-early":
         return [Mistake(mode, i, STOP, n) for i in range(max(1, n // 3), n - 1)]
+    if mode == "skip-route":
+        return [Mistake(mode, i, gold[end], end + 1) for i, end in _routes(gold)]
     raise ValueError(f"unknown mistake mode {mode!r}")
 
 
@@ -163,6 +171,22 @@ def _waiting_end(gold: list[str], i: int) -> int | None:
             end += 1
         return end
     return None
+
+
+def _routes(gold: list[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of every walk through two rooms or more: navigation actions only,
+    ending with the ``go to`` of the room it leads to."""
+    routes = []
+    i, n = 0, len(gold)
+    while i < n:
+        end = i
+        while end < n and gold[end].startswith(("open door to ", "go to ")):
+            end += 1
+        moves = [k for k in range(i, end) if gold[k].startswith("go to ")]
+        if len(moves) >= 2:
+            routes.append((i, moves[-1]))
+        i = max(end, i + 1)
+    return routes
 
 
 def _last_focus(gold: list[str], before: int) -> int:
@@ -293,27 +317,25 @@ class _Run:
         evidence = self.io.evidence()
         for delegate in self.guidance.delegates:
             groups = match(delegate, proposed, evidence)
-            if groups is not None:
+            if groups is not None and self._hand_over(
+                delegate.id,
+                "subagent",
+                lambda act, form=delegate, groups=groups: run_delegate(
+                    form, groups, act, self.io.env.look, lambda: self.io.done
+                ),
+            ):
                 self._prevent(mistake, proposed, delegate.id)
-                self._hand_over(
-                    delegate.id,
-                    "subagent",
-                    lambda act, form=delegate, groups=groups: run_delegate(
-                        form, groups, act, self.io.env.look, lambda: self.io.done
-                    ),
-                )
                 return True
         for skill in self.guidance.procedures:
             groups = match(skill, proposed, evidence)
-            if groups is not None:
+            if groups is not None and self._hand_over(
+                skill.id,
+                "skill",
+                lambda act, form=skill, groups=groups: run_procedure(
+                    form, groups, act, lambda: self.io.done
+                ),
+            ):
                 self._prevent(mistake, proposed, skill.id)
-                self._hand_over(
-                    skill.id,
-                    "skill",
-                    lambda act, form=skill, groups=groups: run_procedure(
-                        form, groups, act, lambda: self.io.done
-                    ),
-                )
                 return True
         verdict = review(self.guidance, proposed, evidence)
         if verdict is None:
@@ -340,12 +362,18 @@ class _Run:
             self.prevented.append({"mode": mistake.mode, "step": self.io.next_step, "by": by})
             self.pending.pop(mistake.index, None)
 
-    def _hand_over(self, artifact: str, kind: str, run: Callable[[Act], object]) -> None:
-        """Let a skill or subagent take steps, then skip the planned actions it took."""
+    def _hand_over(self, artifact: str, kind: str, run: Callable[[Act], object]) -> bool:
+        """Let a skill or subagent take steps, then skip the planned actions it took.
+        Returns whether it acted (one that did nothing, e.g. a subagent whose objective
+        already holds, leaves the decision to the agent)."""
         self.io.record_use(artifact, kind)
         before = len(self.io.taken)
         run(self._act_as(f"{kind}:{artifact}"))
+        if len(self.io.taken) == before:
+            self.io.uses.pop()
+            return False
         self._resync(before)
+        return True
 
     def _act_as(self, source: str) -> Act:
         def act(action: str, thought: str) -> str:
@@ -354,9 +382,16 @@ class _Run:
         return act
 
     def _resync(self, before: int) -> None:
-        """After a skill or subagent acted, skip planned actions it already took."""
-        done = {t.action.lower() for t in self.io.taken[before:]}
-        while self.index < len(self.gold) and self.gold[self.index].lower() in done:
-            self.index += 1
+        """After a skill or subagent acted, resume the plan where it left off: after the
+        planned action it ended with (a subagent may have taken another way there), else
+        after the planned actions it took in order."""
+        taken = [t.action.lower() for t in self.io.taken[before:]]
+        ahead = range(self.index, min(len(self.gold), self.index + RESYNC_WINDOW))
+        last = next((k for k in ahead if self.gold[k].lower() == taken[-1]), None)
+        if last is not None:
+            self.index = last + 1
+        else:
+            while self.index < len(self.gold) and self.gold[self.index].lower() in taken:
+                self.index += 1
         for index in [i for i in self.pending if i < self.index]:
             self.pending.pop(index)

@@ -122,14 +122,14 @@ def compile_run(
     if cluster_id is not None:  # only the spec(s) that cover the chosen cluster
         proposals = [p for p in proposals if _covers(p.members, by_id, cluster_id)]
     report = CompileReport(run_id=run_id)
-    existing = {s.key(): s for s in store.specs(run_id)}
+    existing = {_key(s): s for s in store.specs(run_id)}
     progress.start(len(proposals) + len(empty), "compiling")
     try:
         for proposal in proposals:
+            check_cancel(cancel)
             spec = to_spec(proposal, run_id, reasoner.name, by_id)
             report.compiled.append(_compile_one(store, reasoner, spec, existing, again, stage))
             progress.advance(1, f"compiling ({len(report.staged)} staged)")
-            check_cancel(cancel)
         for cid, reason in empty.items():
             if cluster_id is not None and cid != cluster_id:
                 continue
@@ -159,7 +159,7 @@ def _compile_one(
     again: bool,
     stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion],
 ) -> Compiled:
-    key = spec.key() + (f"|{spec.clusters}" if spec.status == "deferred" else "")
+    key = _key(spec)
     previous = existing.get(key)
     if previous is not None and not again and _same(previous, spec):
         attempts = store.attempts(previous.id or 0)
@@ -173,6 +173,11 @@ def _compile_one(
             version = store.stage_version(stage(store, stored, attempts[-1]))
     existing[key] = stored
     return Compiled(stored, attempts, version)
+
+
+def _key(spec: InterventionSpec) -> str:
+    """What makes two specs of one run the same intervention (deferred ones: their clusters)."""
+    return spec.key() + (f"|{spec.clusters}" if spec.status == "deferred" else "")
 
 
 def _same(a: InterventionSpec, b: InterventionSpec) -> bool:

@@ -1,6 +1,6 @@
 """The offline compiler: intervention specs and contract proposals read off the evidence.
 
-Spec extraction recognises four failure mechanisms in a failed run's causal step and its
+Spec extraction recognises five failure mechanisms in a failed run's causal step and its
 contrastive success, each with what it needs to be *observable* before the decision:
 
 ==========================  =======================================================================
@@ -14,6 +14,8 @@ contrastive success, each with what it needs to be *observable* before the decis
                             visible: that the result is not there yet
 ``unnamed-commitment``      an irreversible commitment (a critical failure) to an object the task
                             does not name, where the success commits to one it names
+``unreachable-target``      a move to a room that is not next to the agent is rejected, where the
+                            success walks there through other rooms; visible: no door to it here
 ==========================  =======================================================================
 
 Members with the same mechanism, trigger and correction form one spec, whatever their cluster.
@@ -24,6 +26,7 @@ how long, and how many dependent decisions the correction takes (see :func:`prop
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -51,6 +54,10 @@ UNSEEN = "?"
 joins a reading with the same trigger and correction that did."""
 MAX_PROCEDURE = 4
 """Longest corrective procedure read off a success (longer ones are not one skill)."""
+SUBAGENT_STEPS = 80
+"""Step budget of a compiled subagent's delegated loop (a search of a whole house)."""
+HISTORY = 6
+"""Recent steps an agent's evidence shows (see :meth:`workbench.agents.base.Interaction.evidence`)."""
 LOOKBACK = 8
 """How far before its decision a success's skipped procedure may start."""
 
@@ -181,15 +188,23 @@ def _repeated_rejection(x: _Member) -> Draft | str:
     signature = error_signature(failed.observation)
     if signature is None or _critical(failed):
         return "no rejection at the causal step"
-    repeats = [
+    attempts = [failed] + [
         s
         for s in x.steps
         if s.index > failed.index
         and s.action == failed.action
         and error_signature(s.observation) == signature
     ]
-    if not repeats:
+    if len(attempts) < 2:
         return "the rejected action is not repeated"
+    # the first repeat whose previous attempt is still in the recent history the agent sees
+    repeats = [
+        later
+        for earlier, later in itertools.pairwise(attempts)
+        if later.index - earlier.index <= HISTORY
+    ]
+    if not repeats:
+        return "the action is repeated only after its rejection left the recent history"
     rejection = first_line(failed.observation)
     seen = r"> {1}\n" + pattern_of(rejection)
     span = x.cite_failed(repeats[-1].index)
@@ -556,7 +571,102 @@ def _names(instruction: str, argument: str) -> bool:
     )
 
 
-MECHANISMS = (_repeated_rejection, _blocked_precondition, _premature_decision, _unnamed_commitment)
+def _unreachable_target(x: _Member) -> Draft | str:
+    failed = x.failed
+    assert failed is not None
+    verb, target = split_action(failed.action)
+    if verb != "go to" or not target or error_signature(failed.observation) is None:
+        return "the causal step is not a rejected move"
+    here = next((text for _, text in x.prior(failed.index) if _ROOM.search(text)), "")
+    if not here:
+        return "no room description before the move shows where the run was"
+    door = rf"door to (?:the )?{escape(target)} \("
+    if re.search(door, here, re.IGNORECASE):
+        return f"a door to '{target}' was visible: the room was next to it"
+    route = _route_to(x, target)
+    if route is None:
+        return f"no success walks to '{target}' through other rooms"
+    rooms = [split_action(s.action)[1] for s in route if split_action(s.action)[0] == "go to"]
+    where = x.cite_contrast(route[0].index, route[-1].index)
+    arrived = first_line(route[-1].observation)
+    activation = Activation(
+        trigger=Claim(
+            text="the agent proposes 'go to <X>'", value=r"go to (.+)", citations=[x.cite_failed()]
+        ),
+        observations=[
+            Observed(
+                text="no door to <X> is visible where the agent is",
+                value=r"look:(?:(?!\ninventory:)[\s\S])*?door to (?:the )?{1} \(",
+                absent=True,
+                citations=[x.cite_failed(), *where],
+            )
+        ],
+        boundary=Claim(
+            text="'go to <X>' where a door to <X> is visible",
+            citations=x.cite_contrast(route[-1].index),
+        ),
+    )
+    scope = Scope(
+        objective=Claim(
+            text=f"reach <X> through the rooms between (the success went {' → '.join(rooms)})",
+            value="reach the {1}",
+            citations=[x.cite_failed(), *where],
+        ),
+        decisions=[
+            Claim(text=s.action, value=s.action, citations=x.cite_contrast(s.index)) for s in route
+        ],
+    )
+    execution = Execution(
+        state=Claim(
+            text="the rooms visited so far and the way back (a ledger the parent does not keep)",
+            citations=where,
+        ),
+        owner="private",
+        lifetime="delegation",
+        completion=Claim(
+            text=f"it arrives in <X> ('{arrived}')",
+            value=r"This (?:room|outside location) is called the {1}\.",
+            citations=x.cite_contrast(route[-1].index),
+        ),
+        failure=Claim(
+            text="every reachable room explored, or its step budget spent, without arriving",
+            citations=[x.cite_failed()],
+        ),
+        inputs=["1"],
+    )
+    return Draft(
+        ("unreachable-target", "go to"), x.m, "unreachable-target", activation, scope, execution
+    )
+
+
+_ROOM = re.compile(r"\bis called the\b")
+
+
+def _route_to(x: _Member, target: str) -> list[CaseStep] | None:
+    """The success's walk (navigation actions only) that ends by entering ``target`` after
+    passing through another room, if it has one."""
+    for k, step in enumerate(x.contrast):
+        if step.action.lower() != f"go to {target}".lower() or error_signature(step.observation):
+            continue
+        start = k
+        while start > 0 and split_action(x.contrast[start - 1].action)[0] in (
+            "go to",
+            "open door to",
+        ):
+            start -= 1
+        route = x.contrast[start : k + 1]
+        if sum(split_action(s.action)[0] == "go to" for s in route) >= 2:
+            return route
+    return None
+
+
+MECHANISMS = (
+    _repeated_rejection,
+    _unreachable_target,
+    _blocked_precondition,
+    _premature_decision,
+    _unnamed_commitment,
+)
 
 
 def read_member(member: MemberCase) -> Draft | list[str]:
@@ -796,6 +906,8 @@ def name_for(spec: InterventionSpec) -> str:
         seen = spec.activation.observations[0].text if spec.activation.observations else ""
         rejection = seen.split("'")[1] if seen.count("'") >= 2 else "rejection"
         return slug(f"no repeat after {' '.join(rejection.split()[:5])}")
+    if spec.mechanism == "unreachable-target":
+        return "reach-room-through-others"
     if spec.mechanism == "unnamed-commitment":
         return slug(f"{trigger_verb} only on named {'-'.join(spec.families)}")
     action_verb = split_action(first)[0] or "act"
@@ -922,5 +1034,6 @@ def _subagent(spec: InterventionSpec) -> dict | None:
             "unless_evidence": unless,
             "objective": spec.scope.objective.value,
             "success": execution.completion.value,
+            "max_steps": SUBAGENT_STEPS,
         },
     }

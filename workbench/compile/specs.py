@@ -107,6 +107,8 @@ def claims_of(spec: InterventionSpec) -> list[tuple[str, Claim]]:
         found += [
             (f"activation.observations[{i}]", o) for i, o in enumerate(spec.activation.observations)
         ]
+        if spec.activation.boundary is not None:
+            found.append(("activation.boundary", spec.activation.boundary))
     if spec.scope:
         found.append(("scope.objective", spec.scope.objective))
         found += [(f"scope.decisions[{i}]", d) for i, d in enumerate(spec.scope.decisions)]
@@ -136,7 +138,7 @@ def traceability(spec: InterventionSpec, members: dict[str, MemberCase]) -> list
         return [f"activation.trigger: pattern does not compile ({error})"]
     declared = {str(i) for i in range(1, groups + 1)}
     for name, claim in claims_of(spec):
-        if not claim.citations:
+        if not claim.citations and name != "activation.boundary":  # a boundary may be unseen
             problems.append(f"{name}: no evidence cited")
         for citation in claim.citations:
             known = steps.get(citation.episode_id)

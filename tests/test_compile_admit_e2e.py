@@ -1,0 +1,112 @@
+"""End to end on the real simulator, through the CLI: failures → analysis → specs → first
+closure → gates → an active repository that raises held-out success; a harmful hand-written
+rule is rejected by the replay gate because preservation cases regress."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from store import Store
+from workbench.cli import main
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+RATES = {
+    "decide-before-measure": 0.5,
+    "skip-route": 0.5,
+    "closed-door": 0.3,
+    "wrong-focus": 0,
+    "no-wait": 0,
+    "wrong-container": 0,
+    "repeat-invalid": 0,
+    "stop-early": 0,
+}
+
+
+def cli(db: Path, *args: str) -> str:
+    result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A learning run analysed, compiled and admitted (shared by the tests below)."""
+    db = tmp_path_factory.mktemp("e2e") / "workbench.db"
+    rates = [arg for mode, p in RATES.items() for arg in ("--rate", f"{mode}={p}")]
+    common = ["--family", "use-thermometer", "--seed", "5", "--workers", "2", *rates]
+    cli(db, "run", *common, "--episodes", "24", "--batch", "learn")
+    cli(db, "run", *common, "--episodes", "16", "--split", "test", "--batch", "heldout")
+    cli(db, "analyze", "--batch", "learn")
+    cli(db, "compile")
+    cli(db, "replay", "--workers", "2")
+    return db
+
+
+@pytest.mark.slow
+def test_first_closure_admits_artifacts_of_several_types(repository: Path):
+    with Store(repository) as store:
+        active = store.versions(status="active")
+        kinds = {v.kind for v in active}
+        assert len(kinds) >= 2, [(v.artifact, v.kind) for v in store.versions()]
+        for version in active:
+            assert version.contract_gate and version.contract_gate.passed
+            assert version.replay_gate and version.replay_gate.passed
+            ledger = store.ledger(version.id)
+            assert any(e.change == "fixed" and e.role == "correction" for e in ledger)
+            assert not any(e.change == "regressed" and e.role == "preservation" for e in ledger)
+            spec = store.spec(version.spec_id)
+            attempts = store.attempts(spec.id)
+            assert attempts[-1].closed and attempts[-1].kind == version.kind
+            # every earlier schema left a witness, and the winner had to close it too
+            for earlier in attempts[:-1]:
+                assert not earlier.closed and any(c.witness for c in earlier.checks)
+            assert len(attempts[-1].carried) == sum(
+                not c.closed for a in attempts[:-1] for c in a.checks
+            )
+
+
+@pytest.mark.slow
+def test_the_active_repository_raises_held_out_success(repository: Path):
+    output = cli(repository, "run", "--like", "heldout", "--with-repo", "--workers", "2")
+    found = re.findall(r"(\d+)/(\d+) succeeded", output)
+    (before, total), (after, _) = found
+    assert int(total) == 16 and int(after) > int(before), output
+    assert "paired:" in output
+
+
+@pytest.mark.slow
+def test_a_rule_that_fires_too_broadly_is_rejected_by_the_replay_gate(repository: Path):
+    output = cli(repository, "repo", "stage", str(EXAMPLES / "harmful-rule.json"))
+    version_id = int(re.search(r"\(id (\d+)\)", output).group(1))
+    output = cli(repository, "replay", "--artifact", str(version_id), "--workers", "2")
+    with Store(repository) as store:
+        version = store.version(version_id)
+        assert version.status == "rejected"
+        assert version.contract_gate.passed  # well-formed: it is behaviour that fails it
+        regressed = [
+            e for e in store.ledger(version_id) if e.role == "preservation" and e.change == "regressed"
+        ]
+        assert regressed and version.replay_gate.stats["regressed"] == len(regressed)
+    assert "no preservation regression: regressed" in output.replace("\n", " ")
+
+
+@pytest.mark.slow
+def test_export_writes_what_agent_runtimes_read(repository: Path, tmp_path: Path):
+    cli(repository, "repo", "export", str(tmp_path / "out"))
+    rules = (tmp_path / "out" / "RULES.md").read_text()
+    assert rules.startswith("# Rules")
+    with Store(repository) as store:
+        active = store.versions(status="active")
+    for version in active:
+        if version.kind == "skill":
+            text = (tmp_path / "out" / "skills" / version.artifact / "SKILL.md").read_text()
+            assert text.startswith(f"---\nname: {version.artifact}\ndescription: ")
+        elif version.kind == "subagent":
+            text = (tmp_path / "out" / "agents" / f"{version.artifact}.md").read_text()
+            assert '"status"' in text and "Input schema" in text
+        else:
+            assert f"## {version.artifact}" in rules

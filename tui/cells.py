@@ -1,0 +1,41 @@
+"""Cell formatting the tables of several screens share: clipped text, status colours, marks."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+STATUS_STYLES = {
+    "supported": "bold green",
+    "deferred": "yellow",
+    "proposed": "",
+    "accepted": "bold green",
+    "edited": "bold cyan",
+    "rejected": "red",
+    "staged": "bold cyan",
+    "active": "bold green",
+    "superseded": "dim",
+}
+"""Colours of cluster, analysis, spec and artifact-version statuses."""
+
+
+def clip(text: str, width: int | None) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
+
+
+def status_text(status: str) -> Text:
+    """A status in its colour."""
+    return Text(status, style=STATUS_STYLES.get(status, ""))
+
+
+def mark(passed: bool | None, yes: str = "pass", no: str = "fail") -> Text:
+    """``pass`` in green, ``fail`` in red, ``–`` when unknown."""
+    if passed is None:
+        return Text("–", style="dim")
+    return Text(yes, style="green") if passed else Text(no, style="bold red")
+
+
+def plural(n: int, word: str) -> str:
+    """``1 spec``, ``2 specs``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
