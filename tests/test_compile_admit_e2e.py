@@ -88,7 +88,9 @@ def test_a_rule_that_fires_too_broadly_is_rejected_by_the_replay_gate(repository
         assert version.status == "rejected"
         assert version.contract_gate.passed  # well-formed: it is behaviour that fails it
         regressed = [
-            e for e in store.ledger(version_id) if e.role == "preservation" and e.change == "regressed"
+            e
+            for e in store.ledger(version_id)
+            if e.role == "preservation" and e.change == "regressed"
         ]
         assert regressed and version.replay_gate.stats["regressed"] == len(regressed)
     assert "no preservation regression: regressed" in output.replace("\n", " ")
