@@ -94,7 +94,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         episode_id=episode.id,
         family=episode.family,
         instruction=_instruction(store, episode, cache),
-        outcome=f"{episode.outcome.message} (score {episode.outcome.score})",
+        outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
         steps=_case_steps(store, episode),
         contrast_id=contrast.id if contrast else None,
         contrast_same_task=contrast is not None and contrast.task_id == episode.task_id,

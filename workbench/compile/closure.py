@@ -25,8 +25,14 @@ from workbench.compile.specs import claims_of
 
 
 def spec_spans(spec: InterventionSpec) -> list[Citation]:
-    """Every span the spec cites (what an attempt's citations must fall inside)."""
-    return [c for _, claim in claims_of(spec) for c in claim.citations]
+    """The spans the spec cites as evidence (what an attempt's citations must fall inside);
+    the negative boundary's spans back negative cases, not closure."""
+    return [
+        c
+        for name, claim in claims_of(spec)
+        if name != "activation.boundary"
+        for c in claim.citations
+    ]
 
 
 def resolves(citation: Citation, spans: list[Citation]) -> bool:

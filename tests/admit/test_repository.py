@@ -1,0 +1,97 @@
+"""The repository: staging by hand (clear errors), activation, the active set, export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from store import ArtifactVersion, Gate, Store
+from tests.admit.test_gates import rule_contract
+from workbench.admit.repository import ContractError, _safe, active_guidance, export, stage_file
+
+
+def write(tmp_path: Path, data: object, name: str = "contract.json") -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def test_staging_bad_json_names_the_file(store: Store, tmp_path: Path):
+    path = write(tmp_path, "{not json")
+    with pytest.raises(ContractError, match=r"contract\.json: Expecting property name"):
+        stage_file(store, path)
+    assert store.versions() == []
+
+
+def test_staging_names_the_wrong_field(store: Store, tmp_path: Path):
+    contract = rule_contract()
+    contract["form"]["response"] = "explode"
+    with pytest.raises(ContractError, match=r"field 'rule\.form\.response'"):
+        stage_file(store, write(tmp_path, contract))
+    contract = rule_contract()
+    contract["name"] = "../../escape"
+    with pytest.raises(ContractError, match=r"field 'name'.*'escape'"):
+        stage_file(store, write(tmp_path, contract))
+    assert store.versions() == []
+
+
+def test_a_staged_contract_is_a_new_version_and_only_gates_activate_it(
+    store: Store, tmp_path: Path
+):
+    path = write(tmp_path, rule_contract())
+    first = stage_file(store, path)
+    second = stage_file(store, path)
+    assert (first.version, second.version) == (1, 2)
+    assert first.status == second.status == "staged" and first.origin == "hand"
+    assert active_guidance(store).forms == []
+    store.record_gate(first.id, "replay", Gate(passed=True), "active")
+    [form] = active_guidance(store).forms
+    assert form.id == "open-door-first"
+    store.record_gate(second.id, "replay", Gate(passed=True), "active")
+    assert [(v.version, v.status) for v in store.versions()] == [(1, "superseded"), (2, "active")]
+    assert len(active_guidance(store).forms) == 1
+
+
+def test_export_writes_each_type_where_runtimes_look(store: Store, tmp_path: Path):
+    rule = rule_contract()
+    skill = {
+        "kind": "skill",
+        "name": "measure-before-deciding",
+        "description": 'Measure "first", then decide.',
+        "applicability": "about to place the substance in a box",
+        "inputs": ["E2"],
+        "procedure": ["use thermometer on the substance"],
+        "recovery": "continue with the plan",
+        "expected_result": "a temperature is read",
+        "probes": [{"episode_id": "e", "step": 3, "action": "move x to red box"}],
+        "form": {
+            "kind": "skill",
+            "id": "x",
+            "when_action": "move (.+)",
+            "steps": ["use thermometer on {E2}"],
+        },
+    }
+    for contract in (rule, skill):
+        version = store.stage_version(
+            ArtifactVersion(
+                artifact=contract["name"], version=1, kind=contract["kind"], contract=contract
+            )
+        )
+        store.record_gate(version.id, "replay", Gate(passed=True), "active")
+    written = export(store, tmp_path / "out")
+    names = sorted(str(p.relative_to(tmp_path / "out")) for p in written)
+    assert names == ["RULES.md", "skills/measure-before-deciding/SKILL.md"]
+    text = (tmp_path / "out" / "skills" / "measure-before-deciding" / "SKILL.md").read_text()
+    assert text.startswith(
+        "---\nname: measure-before-deciding\ndescription: \"Measure 'first', then decide.\"\n---\n"
+    )
+    assert "1. use thermometer on the substance" in text
+    assert "## open-door-first" in (tmp_path / "out" / "RULES.md").read_text()
+
+
+def test_nothing_is_written_outside_the_export_folder(tmp_path: Path):
+    assert _safe(tmp_path, "skills", "a", "SKILL.md") == (tmp_path / "skills/a/SKILL.md").resolve()
+    with pytest.raises(ValueError, match="refusing to write outside"):
+        _safe(tmp_path, "..", "elsewhere.md")
