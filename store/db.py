@@ -43,6 +43,8 @@ class EpisodeFilter:
     split: str | None = None
     task: str | None = None
     environment: str | None = None
+    replays: bool | None = None
+    """``False`` leaves out episodes of replay batches (a candidate's paired replays)."""
 
     def where(self) -> tuple[str, list[Any]]:
         """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters."""
@@ -66,6 +68,10 @@ class EpisodeFilter:
         if self.environment is not None:
             clauses.append("e.task_id IN (SELECT id FROM tasks WHERE environment = ?)")
             params.append(self.environment)
+        if self.replays is False:
+            clauses.append(
+                "(e.batch_id IS NULL OR e.batch_id NOT IN (SELECT id FROM batches WHERE kind = 'replay'))"
+            )
         return (" AND ".join(clauses) or "1"), params
 
 

@@ -822,7 +822,8 @@ def analyze_command(
     show_agreement: bool,
 ) -> None:
     """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them."""
-    where = EpisodeFilter(batch=batch, family=family)
+    # replays of candidates are evidence for their gates, not new failures to analyse
+    where = EpisodeFilter(batch=batch, family=family, replays=None if batch else False)
     if show_agreement:
         rows = agreement(store, where)
         if not rows:

@@ -266,3 +266,23 @@ def test_listing_reads_only_list_columns_in_the_same_order(store):
         (e.outcome, e.family, e.n_steps, e.task_id) for e in full
     ]
     assert store.listing(EpisodeFilter(outcome="failed", family="melt"))[0].id == "f1"
+
+
+def test_replays_can_be_left_out_of_a_filter(store):
+    from store import Batch, Episode, EpisodeFilter, Outcome, Task
+
+    store.put_task(Task(id="t", environment="env"))
+    for kind in ("run", "replay"):
+        store.put_batch(Batch(id=kind, name=kind, kind=kind))
+        store.add_episode(
+            Episode(
+                id=f"{kind}:e",
+                task_id="t",
+                agent="a",
+                batch_id=kind,
+                outcome=Outcome(success=False),
+            ),
+            [],
+        )
+    assert {e.id for e in store.iter_episodes(EpisodeFilter())} == {"run:e", "replay:e"}
+    assert [e.id for e in store.iter_episodes(EpisodeFilter(replays=False))] == ["run:e"]

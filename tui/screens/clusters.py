@@ -418,7 +418,7 @@ class ClustersScreen(Screen[None]):
             try:
                 report = analyze(
                     store,
-                    EpisodeFilter(),
+                    EpisodeFilter(replays=False),
                     HeuristicReasoner(store),
                     progress=progress,
                     cancel=cancel,

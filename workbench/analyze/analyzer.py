@@ -33,7 +33,9 @@ class AnalysisReport:
 
 def scope_of(where: EpisodeFilter) -> dict[str, Any]:
     """The filter as a plain dict of its set fields (what identifies a run's scope)."""
-    return {k: v for k, v in vars(where).items() if v is not None and k != "outcome"}
+    return {
+        k: v for k, v in vars(where).items() if v is not None and k not in ("outcome", "replays")
+    }
 
 
 def check(proposal: Proposal, case: FailureCase) -> None:

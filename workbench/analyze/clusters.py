@@ -39,7 +39,8 @@ def cluster_run(store: Store, run_id: int) -> list[Cluster]:
     for (family, trigger, correction), members in sorted(groups.items()):
         reason = deferral_reason(members)
         successes = store.listing(
-            EpisodeFilter(outcome="passed", family=family or None), limit=CONTRASTS_PER_CLUSTER
+            EpisodeFilter(outcome="passed", family=family or None, replays=False),
+            limit=CONTRASTS_PER_CLUSTER,
         )
         clusters.append(
             Cluster(
