@@ -192,3 +192,83 @@ def test_a_missing_required_slot_keeps_the_schema_open():
     proposal.contract["negative"] = []
     attempt = decide(spec, proposal, 1, [])
     assert not attempt.closed and "negative" in attempt.missing
+
+
+def test_compiling_twice_writes_nothing_new(store):
+    from store import Analysis, AnalysisRun, Batch, Cluster, Episode, Outcome, Step, Task
+    from workbench.compile.compiler import compile_run
+
+    member = blocked(1, 10)
+    store.put_batch(Batch(id="b", name="b", kind="run"))
+    for case, steps, success in (
+        (member.case.episode_id, member.case.steps, False),
+        (member.case.contrast_id, member.case.contrast_steps, True),
+    ):
+        store.put_task(
+            Task(
+                id=f"t-{case}",
+                environment="env",
+                family="use-thermometer",
+                instruction=member.case.instruction,
+                split="train",
+            )
+        )
+        store.add_episode(
+            Episode(
+                id=case,
+                task_id=f"t-{case}",
+                agent="a",
+                batch_id="b",
+                outcome=Outcome(success=success),
+            ),
+            [
+                Step(
+                    episode_id=case,
+                    index=0,
+                    kind="observation",
+                    observation=member.initial_observation,
+                )
+            ]
+            + [
+                Step(
+                    episode_id=case,
+                    index=s.index,
+                    kind="action",
+                    action=s.action,
+                    observation=s.observation,
+                    reward=s.reward,
+                )
+                for s in steps
+            ],
+        )
+    run = store.add_analysis_run(AnalysisRun(reasoner="heuristic"))
+    analysis = store.add_analysis(
+        Analysis(
+            run_id=run.id,
+            episode_id="f1",
+            start=1,
+            end=1,
+            trigger="go to <X> | is not open",
+            correction="open door to <X>",
+            contrast_id="s1",
+            contrast_citations=[1],
+        )
+    )
+    store.replace_clusters(
+        run.id,
+        [
+            Cluster(
+                run_id=run.id,
+                family="use-thermometer",
+                trigger="go to <X> | is not open",
+                correction="open door to <X>",
+                members=[analysis.id],
+                contrasts=["s1"],
+            )
+        ],
+    )
+    first = compile_run(store, Offline())
+    again = compile_run(store, Offline())
+    assert [c.spec.mechanism for c in first.compiled] == ["blocked-precondition"]
+    assert [c.reused for c in again.compiled] == [True]
+    assert len(store.specs()) == 1 and len(store.versions()) == len(first.staged)

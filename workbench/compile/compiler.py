@@ -166,6 +166,14 @@ def _compile_one(
         versions = [v for v in store.versions() if v.spec_id == previous.id]
         return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
     attempts = first_closure(reasoner, spec) if spec.status == "supported" else []
+    if attempts and not attempts[-1].closed:
+        still_open = sorted({c.obligation for a in attempts for c in a.checks if not c.closed})
+        spec = spec.model_copy(
+            update={
+                "status": "deferred",
+                "reason": "no schema closes it (open: " + ", ".join(still_open) + ")",
+            }
+        )
     with store.transaction():
         stored, attempts = store.add_spec(spec, attempts)
         version = None
@@ -176,12 +184,14 @@ def _compile_one(
 
 
 def _key(spec: InterventionSpec) -> str:
-    """What makes two specs of one run the same intervention (deferred ones: their clusters)."""
-    return spec.key() + (f"|{spec.clusters}" if spec.status == "deferred" else "")
+    """What makes two specs of one run the same intervention (specs without a mechanism:
+    their clusters)."""
+    unread = spec.mechanism in ("", "unrecognised")
+    return spec.key() + (f"|{spec.clusters}" if unread else "")
 
 
 def _same(a: InterventionSpec, b: InterventionSpec) -> bool:
-    fields = ("clusters", "mechanism", "status", "activation", "scope", "execution", "sources")
+    fields = ("clusters", "mechanism", "activation", "scope", "execution", "sources")
     return all(getattr(a, f) == getattr(b, f) for f in fields)
 
 
