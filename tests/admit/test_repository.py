@@ -95,3 +95,27 @@ def test_nothing_is_written_outside_the_export_folder(tmp_path: Path):
     assert _safe(tmp_path, "skills", "a", "SKILL.md") == (tmp_path / "skills/a/SKILL.md").resolve()
     with pytest.raises(ValueError, match="refusing to write outside"):
         _safe(tmp_path, "..", "elsewhere.md")
+
+
+def test_a_revision_keeps_its_predecessors_replay_cases(store: Store, tmp_path: Path):
+    from store import ReplayCase
+
+    case = ReplayCase(
+        episode_id="old-failure",
+        role="correction",
+        family="boil",
+        variation=1,
+        split="train",
+        seed=7,
+    )
+    contract = rule_contract()
+    first = store.stage_version(
+        ArtifactVersion(
+            artifact=contract["name"], version=1, kind="rule", contract=contract, cases=[case]
+        )
+    )
+    store.record_gate(first.id, "replay", Gate(passed=True), "active")
+    revision = stage_file(store, write(tmp_path, contract))
+    assert revision.origin == "revision" and revision.parent == first.id and revision.version == 2
+    assert [c.episode_id for c in revision.cases] == ["old-failure"]
+    assert store.version(first.id).status == "active"  # until the revision passes both gates
