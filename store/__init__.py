@@ -29,6 +29,7 @@ from store.db import (
     Store,
     default_db_path,
 )
+from store.manual import RULE_TYPES, ManualRule, RuleEvent, RuleType
 from store.migrations import SCHEMA_VERSION
 from store.records import (
     Analysis,
@@ -48,6 +49,7 @@ from store.records import (
 __all__ = [
     "DEFAULT_DB",
     "OBLIGATIONS",
+    "RULE_TYPES",
     "SCHEMA_ORDER",
     "SCHEMA_VERSION",
     "Activation",
@@ -70,11 +72,14 @@ __all__ = [
     "LLMCall",
     "LedgerEntry",
     "ListedEpisode",
+    "ManualRule",
     "ObligationCheck",
     "ObligationName",
     "Observed",
     "Outcome",
     "ReplayCase",
+    "RuleEvent",
+    "RuleType",
     "Scope",
     "SearchHit",
     "Source",

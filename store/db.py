@@ -15,6 +15,7 @@ from typing import Any, Literal
 import sqlite_utils
 
 from store.analyses import AnalysisTables
+from store.manual_tables import ManualTables
 from store.migrations import migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
@@ -147,7 +148,7 @@ _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
 
 
-class Store(AnalysisTables, RepositoryTables):
+class Store(AnalysisTables, RepositoryTables, ManualTables):
     """Workbench records in one SQLite file (WAL mode, foreign keys on, FTS over steps).
 
     Reads return pydantic records. Writes that belong together go through

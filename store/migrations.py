@@ -304,12 +304,40 @@ REPOSITORY = _script(
     "CREATE INDEX versions_by_status ON artifact_versions(status, artifact)",
 )
 
+MANUAL_RULES = _script(
+    """
+    CREATE TABLE manual_rules (
+        id TEXT PRIMARY KEY,
+        type TEXT NOT NULL,
+        content TEXT NOT NULL,
+        example TEXT NOT NULL,
+        validation_logs TEXT NOT NULL,
+        form TEXT,
+        deleted INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    )""",
+    """
+    CREATE TABLE rule_events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        rule_id TEXT NOT NULL REFERENCES manual_rules(id) ON DELETE CASCADE,
+        op TEXT NOT NULL,
+        actor TEXT NOT NULL,
+        episode_id TEXT,
+        before TEXT,
+        after TEXT,
+        at TEXT NOT NULL
+    )""",
+    "CREATE INDEX rule_events_by_rule ON rule_events(rule_id, id)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
     Migration(3, "gold-paths", GOLD_PATHS),
     Migration(4, "analyses", ANALYSES),
     Migration(5, "repository", REPOSITORY),
+    Migration(6, "manual-rules", MANUAL_RULES),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

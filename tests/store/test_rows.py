@@ -10,11 +10,22 @@ from hypothesis import strategies as st
 from store import (
     Analysis,
     AnalysisRun,
+    ArtifactVersion,
     Batch,
+    Citation,
+    Claim,
     Cluster,
     Episode,
+    Gate,
+    GateCheck,
+    InterventionSpec,
+    LedgerEntry,
     LLMCall,
+    ManualRule,
     Outcome,
+    ReplayCase,
+    RuleEvent,
+    Scope,
     Source,
     Span,
     Step,
@@ -185,8 +196,95 @@ clusters = st.builds(
 )
 
 
+citations = st.builds(
+    Citation, episode_id=ident, start=st.integers(0, 500), end=st.integers(0, 500)
+)
+claims = st.builds(Claim, text=text, value=text, citations=st.lists(citations, max_size=3))
+specs = st.builds(
+    InterventionSpec,
+    id=st.none() | st.integers(1, 10_000),
+    run_id=st.integers(1, 10_000),
+    clusters=st.lists(st.integers(1, 100), max_size=3),
+    reasoner=ident,
+    mechanism=text,
+    families=st.lists(text, max_size=3),
+    status=st.sampled_from(["supported", "deferred"]),
+    reason=text,
+    activation=st.none(),
+    scope=st.none() | st.builds(Scope, objective=claims, decisions=st.lists(claims, max_size=3)),
+    execution=st.none(),
+    sources=st.lists(ident, max_size=3),
+    contrasts=st.lists(ident, max_size=3),
+    created_at=moments,
+)
+cases = st.builds(
+    ReplayCase,
+    episode_id=ident,
+    role=st.sampled_from(["correction", "preservation"]),
+    family=text,
+    variation=st.integers(0, 500),
+    split=splits,
+    seed=st.integers(0, 2**32),
+    why=text,
+)
+gates = st.builds(
+    Gate,
+    passed=st.booleans(),
+    checks=st.lists(st.builds(GateCheck, name=text, passed=st.booleans(), detail=text), max_size=3),
+    stats=metadata,
+    decided_at=moments,
+)
+versions = st.builds(
+    ArtifactVersion,
+    id=st.none() | st.integers(1, 10_000),
+    artifact=st.from_regex(r"[a-z0-9][a-z0-9-]{0,20}", fullmatch=True),
+    version=st.integers(1, 50),
+    kind=st.sampled_from(["rule", "skill", "subagent"]),
+    status=st.sampled_from(["staged", "active", "rejected", "superseded"]),
+    contract=metadata,
+    cases=st.lists(cases, max_size=3),
+    contract_gate=st.none() | gates,
+    replay_gate=st.none() | gates,
+    created_at=moments,
+)
+ledger = st.builds(
+    LedgerEntry,
+    id=st.none() | st.integers(1, 10_000),
+    version_id=st.integers(1, 10_000),
+    case=ident,
+    role=st.sampled_from(["correction", "preservation"]),
+    baseline_success=st.none() | st.booleans(),
+    candidate_success=st.none() | st.booleans(),
+    fired=st.booleans(),
+)
+manual_rules = st.builds(
+    ManualRule,
+    id=st.integers(1, 10_000).map(lambda n: f"rule_{n}"),
+    type=st.sampled_from(["Special Phenomenon", "Corrected Error", "Unsolved Error"]),
+    content=st.text(min_size=1, max_size=40),
+    example=text,
+    validation_logs=st.lists(text, max_size=3),
+    form=st.none() | metadata,
+    deleted=st.booleans(),
+    created_at=moments,
+    updated_at=moments,
+)
+rule_events = st.builds(
+    RuleEvent,
+    id=st.none() | st.integers(1, 10_000),
+    rule_id=ident,
+    op=st.sampled_from(["write", "update", "delete"]),
+    actor=ident,
+    episode_id=st.none() | ident,
+    before=st.none() | metadata,
+    after=st.none() | metadata,
+    at=moments,
+)
+
+
 @given(
     st.one_of(tasks, batches, episodes, steps, spans, llm_calls, analysis_runs, analyses, clusters)
+    | st.one_of(specs, versions, ledger, manual_rules, rule_events)
 )
 def test_model_row_model_round_trip(record):
     row = to_row(record)
