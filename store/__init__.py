@@ -29,7 +29,7 @@ from store.db import (
     Store,
     default_db_path,
 )
-from store.manual import RULE_TYPES, ManualRule, RuleEvent, RuleType
+from store.manual import RULE_TYPES, LibraryEntry, Manual, ManualRule, RuleEvent, RuleType
 from store.migrations import SCHEMA_VERSION
 from store.records import (
     Analysis,
@@ -71,7 +71,9 @@ __all__ = [
     "InterventionSpec",
     "LLMCall",
     "LedgerEntry",
+    "LibraryEntry",
     "ListedEpisode",
+    "Manual",
     "ManualRule",
     "ObligationCheck",
     "ObligationName",

@@ -88,3 +88,54 @@ class RuleEvent(Record):
 
     at: datetime = Field(default_factory=utcnow)
     """When the change was made."""
+
+
+LibraryKind = Literal["skill", "reflection"]
+
+
+class LibraryEntry(Record):
+    """A skill (a procedure that solved a task type) or a reflection (what went wrong on it),
+    kept per task type and shown to the agent on the next task of that type."""
+
+    id: int | None = None
+    """Row id; assigned by the store on insert."""
+
+    kind: LibraryKind
+    """``skill`` (from a success) or ``reflection`` (from a failure)."""
+
+    family: str = Field(min_length=1)
+    """The task type it belongs to."""
+
+    content: str = Field(min_length=1)
+    """The procedure, or the reflection with the faulty step."""
+
+    episode_id: str | None = None
+    """The episode it was written from."""
+
+    created_at: datetime = Field(default_factory=utcnow)
+    """When it was written."""
+
+
+class Manual(Record):
+    """One formulated version of the manual."""
+
+    id: int | None = None
+    """Row id; assigned by the store on insert."""
+
+    version: int = Field(ge=1)
+    """1, 2, 3... in order of formulation."""
+
+    markdown: str
+    """The manual."""
+
+    rules: list[str] = Field(default_factory=list)
+    """Ids of the rules it contains (each exactly once)."""
+
+    artifacts: list[int] = Field(default_factory=list)
+    """Ids of the active artifact versions it contains."""
+
+    reasoner: str = ""
+    """Who formulated it."""
+
+    created_at: datetime = Field(default_factory=utcnow)
+    """When it was formulated."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from store.analyses import _insert
-from store.manual import ManualRule, RuleEvent
+from store.manual import LibraryEntry, LibraryKind, Manual, ManualRule, RuleEvent
 from store.rows import from_row, to_row
 
 
@@ -58,3 +58,47 @@ class ManualTables:
         where, params = ("rule_id = ?", [rule_id]) if rule_id else ("1", [])
         rows = self._rows(f"SELECT * FROM rule_events WHERE {where} ORDER BY id", params)
         return [from_row(RuleEvent, r) for r in rows]
+
+    # -- skill and reflection libraries ----------------------------------------------------------
+
+    def add_library_entry(self, entry: LibraryEntry) -> LibraryEntry:
+        """Store a skill or reflection and return it with its id."""
+        row = to_row(entry)
+        del row["id"]
+        with self.transaction():
+            return entry.model_copy(update={"id": _insert(self.conn, "manual_library", row)})
+
+    def library(
+        self, kind: LibraryKind | None = None, family: str | None = None
+    ) -> list[LibraryEntry]:
+        """Library entries, newest first, optionally of one kind and task type."""
+        clauses, params = [], []
+        if kind is not None:
+            clauses.append("kind = ?")
+            params.append(kind)
+        if family is not None:
+            clauses.append("family = ?")
+            params.append(family)
+        where = " AND ".join(clauses) or "1"
+        rows = self._rows(f"SELECT * FROM manual_library WHERE {where} ORDER BY id DESC", params)
+        return [from_row(LibraryEntry, r) for r in rows]
+
+    # -- manual versions --------------------------------------------------------------------------
+
+    def add_manual(self, manual: Manual) -> Manual:
+        """Store a formulated manual as the next version and return it with id and version."""
+        with self.transaction():
+            latest = self._rows("SELECT coalesce(max(version), 0) FROM manuals")[0][0]
+            manual = manual.model_copy(update={"version": latest + 1})
+            row = to_row(manual)
+            del row["id"]
+            return manual.model_copy(update={"id": _insert(self.conn, "manuals", row)})
+
+    def manuals(self) -> list[Manual]:
+        """Every manual version, oldest first."""
+        return [from_row(Manual, r) for r in self._rows("SELECT * FROM manuals ORDER BY version")]
+
+    def manual(self, version: int) -> Manual | None:
+        """One manual version."""
+        rows = self._rows("SELECT * FROM manuals WHERE version = ?", (version,))
+        return from_row(Manual, rows[0]) if rows else None

@@ -329,6 +329,26 @@ MANUAL_RULES = _script(
         at TEXT NOT NULL
     )""",
     "CREATE INDEX rule_events_by_rule ON rule_events(rule_id, id)",
+    """
+    CREATE TABLE manual_library (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        family TEXT NOT NULL,
+        content TEXT NOT NULL,
+        episode_id TEXT,
+        created_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX manual_library_by_family ON manual_library(family, kind, id)",
+    """
+    CREATE TABLE manuals (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        version INTEGER NOT NULL UNIQUE,
+        markdown TEXT NOT NULL,
+        rules TEXT NOT NULL,
+        artifacts TEXT NOT NULL,
+        reasoner TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -337,7 +357,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "gold-paths", GOLD_PATHS),
     Migration(4, "analyses", ANALYSES),
     Migration(5, "repository", REPOSITORY),
-    Migration(6, "manual-rules", MANUAL_RULES),
+    Migration(6, "manual", MANUAL_RULES),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 
