@@ -18,6 +18,9 @@ from store import ManualRule, RuleEvent, RuleType, Store
 from store.records import utcnow
 from workbench.agents.guidance import RuleForm
 
+SUCCESS_ONLY = ("Success Process", "Useful Helper Method")
+"""Rule types only a successful run may produce (the Builder's guard for failed runs)."""
+
 
 class _Operation(BaseModel):
     model_config = ConfigDict(extra="forbid")
