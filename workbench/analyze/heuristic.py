@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 
-from store import ArtifactKind, InterventionSpec, Store
+from store import ArtifactKind, InterventionSpec, ManualRule, Store
 from workbench.analyze.causes import CausalFinding, benign_errors, error_signature, locate
 from workbench.compare import VERBS, normalize_action
 from workbench.compile import heuristic as compiler
 from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
 from workbench.llm.reasoner import FailureCase, Proposal
+from workbench.manual import heuristic as formulator
+from workbench.manual.formulate import RuleGroup
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "end": 0.35}
 """How sure the heuristic is, by what located the cause (lower without a contrast)."""
@@ -85,6 +87,11 @@ class HeuristicReasoner:
         """The contract ``kind`` takes for ``spec``, with a closure report read off the spec's
         execution obligation (the carried witnesses are re-checked by that same reading)."""
         return compiler.propose(spec, kind)
+
+    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
+        """Groups by the scenario each rule's scope names, with template introductions (see
+        :mod:`workbench.manual.heuristic`)."""
+        return formulator.group_rules(rules)
 
 
 def _change_text(finding: CausalFinding, never_taken: bool) -> str:

@@ -12,7 +12,8 @@ step of the run it cites. A violating answer gets one correction message naming 
 was wrong; a second violation raises :class:`~workbench.llm.client.ModelError`.
 
 Compilation's judgments (intervention specs per cluster, contract proposals per schema) are
-made the same way, by :mod:`workbench.llm.openai_compile`.
+made the same way, by :mod:`workbench.llm.openai_compile`, and the Formulator's grouping of
+the manual's rules by :mod:`workbench.llm.openai_manual`.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from workbench.llm.client import ChatClient, ModelError
 from workbench.llm.reasoner import CaseStep, FailureCase, Proposal
 
 if TYPE_CHECKING:
-    from store import ArtifactKind, InterventionSpec
+    from store import ArtifactKind, InterventionSpec, ManualRule
     from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
+    from workbench.manual.formulate import RuleGroup
 
 PURPOSE = "analyze.failure"
 
@@ -193,6 +195,18 @@ class OpenAIReasoner:
         from workbench.llm import openai_compile
 
         return openai_compile.propose_contract(self.client, spec, kind, carried)
+
+    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
+        """The model's grouping of ``rules`` (purpose ``manual.formulate``), checked to place
+        every rule exactly once.
+
+        Raises:
+            ModelError: the call failed, or the grouping still fails the check after one
+                correction (the message names each rule concerned).
+        """
+        from workbench.llm import openai_manual
+
+        return openai_manual.group_rules(self.client, rules)
 
 
 def check_proposal(proposal: Proposal, case: FailureCase) -> list[str]:

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from store import ArtifactKind, InterventionSpec
+    from store import ArtifactKind, InterventionSpec, ManualRule
     from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
+    from workbench.manual.formulate import RuleGroup
 
 
 class CaseStep(BaseModel):
@@ -95,4 +96,10 @@ class Reasoner(Protocol):
     ) -> AttemptProposal:
         """Propose ``kind``'s contract for ``spec`` and a closure report per obligation;
         ``carried`` are the earlier schemas' witnesses this one must also close."""
+        ...
+
+    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
+        """The Formulator: group ``rules`` by the scenario they target, each group with a
+        title and an introduction summarising its key points. Every rule must appear in
+        exactly one group (the formulating stage checks)."""
         ...

@@ -1,0 +1,90 @@
+"""The ``manual`` command group: thin layers over :mod:`workbench.manual.formulate`.
+
+``manual_group`` is exported so other modules can register their own subcommands on it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+
+from store import Store
+from workbench.cli import console, db_option, main, make_reasoner, reasoner_option
+from workbench.llm import ModelError
+from workbench.manual.formulate import ManualError, diff, export, formulate
+
+NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
+
+
+@main.group("manual")
+def manual_group() -> None:
+    """The AutoManual manual: rules and active artifacts formulated into versioned Markdown."""
+
+
+@manual_group.command("formulate")
+@reasoner_option
+@db_option
+def manual_formulate(store: Store, reasoner_name: str) -> None:
+    """Group the rules by scenario, write introductions and store the manual as a new version
+    (unchanged rules and artifacts keep the current version)."""
+    reasoner = make_reasoner(store, reasoner_name)
+    before = store.manuals()
+    try:
+        manual = formulate(store, reasoner)
+    except ManualError as error:
+        hint = (
+            " (build rules with `workbench manual build`, or admit artifacts with `workbench replay`)"
+            if "nothing to formulate" in str(error)
+            else ""
+        )
+        raise click.ClickException(f"{error}{hint}") from error
+    except ModelError as error:
+        raise click.ClickException(str(error)) from error
+    summary = (
+        f"{len(manual.rules)} rule(s), {len(manual.artifacts)} active artifact(s), "
+        f"formulated by {escape(manual.reasoner)}"
+    )
+    if before and before[-1].version == manual.version:
+        console.print(f"manual v{manual.version} is unchanged: {summary}")
+    else:
+        console.print(f"manual v{manual.version}: {summary}")
+
+
+def _failing(error: ManualError) -> click.ClickException:
+    hint = NO_MANUAL_HINT if "no manual has been formulated" in str(error) else ""
+    return click.ClickException(f"{error}{hint}")
+
+
+@manual_group.command("export")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, writable=True, path_type=Path),
+    help="Markdown file to write (replaced if it exists).",
+)
+@click.option("--version", "version", type=int, help="Manual version (default: the latest).")
+@db_option
+def manual_export(store: Store, out: Path, version: int | None) -> None:
+    """Write a manual version to a Markdown file."""
+    try:
+        manual = export(store, out, version)
+    except ManualError as error:
+        raise _failing(error) from error
+    except OSError as error:
+        raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from error
+    console.print(f"manual v{manual.version} written to {escape(str(out))}", soft_wrap=True)
+
+
+@manual_group.command("diff")
+@click.argument("v1", type=int)
+@click.argument("v2", type=int)
+@db_option
+def manual_diff(store: Store, v1: int, v2: int) -> None:
+    """Show how manual version V2 differs from V1 (a unified diff)."""
+    try:
+        text = diff(store, v1, v2)
+    except ManualError as error:
+        raise _failing(error) from error
+    click.echo(text or f"manual v{v1} and v{v2} are identical", nl=not text)
