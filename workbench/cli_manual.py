@@ -1,4 +1,5 @@
-"""The ``manual`` command group: thin layers over :mod:`workbench.manual.formulate`.
+"""The ``manual`` command group: thin layers over :mod:`workbench.manual.build` and
+:mod:`workbench.manual.formulate`.
 
 ``manual_group`` is exported so other modules can register their own subcommands on it.
 """
@@ -11,9 +12,20 @@ import click
 from rich.markup import escape
 
 from store import Store
-from workbench.cli import console, db_option, main, make_reasoner, reasoner_option
+from workbench.cli import (
+    RichProgress,
+    console,
+    db_option,
+    main,
+    make_reasoner,
+    reasoner_option,
+)
 from workbench.llm import ModelError
+from workbench.manual.build import build
+from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, export, formulate
+from workbench.progress import Cancelled
+from workbench.runner import RunConfig
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 
@@ -21,6 +33,75 @@ NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 @main.group("manual")
 def manual_group() -> None:
     """The AutoManual manual: rules and active artifacts formulated into versioned Markdown."""
+
+
+@manual_group.command("build")
+@click.option(
+    "--family",
+    "families",
+    default="boil,use-thermometer,find-living-thing,test-conductivity",
+    show_default=True,
+    help="Comma-separated training task families.",
+)
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=40,
+    show_default=True,
+    help="Episodes to learn from.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Plan seed.")
+@click.option(
+    "--n-max",
+    type=click.IntRange(min=1),
+    default=12,
+    show_default=True,
+    help="Most rules kept: above it the Consolidator merges and deletes.",
+)
+@click.option(
+    "--batch",
+    "batch_name",
+    default="manual-build",
+    show_default=True,
+    help="Batch name (resumable).",
+)
+@db_option
+def manual_build(
+    store: Store, families: str, episodes: int, seed: int, n_max: int, batch_name: str
+) -> None:
+    """Building stage (offline): the scripted agent runs train episodes following the rules'
+    forms; after each, the Builder updates the rules and the skill/reflection libraries."""
+    config = RunConfig(
+        families=[f.strip() for f in families.split(",") if f.strip()],
+        split="train",
+        episodes=episodes,
+        seed=seed,
+    )
+    try:
+        report = build(
+            store,
+            HeuristicBuilder(store),
+            config,
+            batch=batch_name,
+            n_max=n_max,
+            progress=RichProgress(),
+        )
+    except Cancelled:
+        raise click.ClickException(
+            "build cancelled; recorded episodes and rules are kept — run again to resume"
+        ) from None
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
+    outcomes = ", ".join(f"{n} {kind}" for kind, n in sorted(report.outcomes.items()))
+    rules = store.manual_rules()
+    types = ", ".join(sorted({r.type for r in rules}))
+    console.print(
+        f"batch {report.batch_id}: {report.episodes} episode(s) ({outcomes or 'none new'}), "
+        f"{report.skipped} already recorded; {len(rules)} rule(s) now ({types}); "
+        f"{report.consolidations} consolidation(s)"
+    )
+    for refusal in report.refused:
+        console.print(f"[yellow]refused:[/] {escape(refusal)}")
 
 
 @manual_group.command("formulate")

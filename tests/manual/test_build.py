@@ -113,3 +113,24 @@ def test_building_alternates_episodes_and_rule_updates_and_resumes(db_path):
         assert store.library("skill")
         again = build(store, HeuristicBuilder(store), config, n_max=4)
         assert again.episodes == 0 and again.skipped == 8
+
+
+@pytest.mark.slow
+def test_build_then_formulate_from_the_command_line(db_path, tmp_path):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, ["--db", str(db_path), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    built = cli("manual", "build", "--family", "use-thermometer", "--episodes", "4", "--n-max", "6")
+    assert "batch manual-build: 4 episode(s)" in built
+    cli("manual", "formulate")
+    cli("manual", "export", "--out", str(tmp_path / "manual.md"))
+    text = (tmp_path / "manual.md").read_text()
+    with Store(db_path) as store:
+        for rule in store.manual_rules():
+            assert text.count(f"### {rule.id} ({rule.type})") == 1
