@@ -554,6 +554,11 @@ def _parse_rates(values: tuple[str, ...]) -> dict[str, float] | None:
     is_flag=True,
     help="The agent follows the active artifact repository (see `workbench repo ls`).",
 )
+@click.option(
+    "--with-manual",
+    is_flag=True,
+    help="The agent follows the manual's rules that have an executable form (see `workbench manual build`).",
+)
 @workers_option
 @click.option(
     "--seed",
@@ -593,6 +598,7 @@ def run_command(
     rates: tuple[str, ...],
     guidance_file: Path | None,
     with_repo: bool,
+    with_manual: bool,
     workers: int,
     seed: int,
     step_limit: int,
@@ -602,7 +608,7 @@ def run_command(
 ) -> None:
     """Run an agent on environment tasks and record every episode (resumable, parallel)."""
     if like:
-        _run_like(store, like, guidance_file, with_repo, batch_name, workers)
+        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, workers)
         return
     if resume:
         existing = store.batch(resume)
@@ -622,7 +628,7 @@ def run_command(
             ChatClient.from_env(store, model=model)
         except ConfigError as error:
             raise click.ClickException(str(error)) from error
-    guidance = _guidance(store, guidance_file, with_repo)
+    guidance = _guidance(store, guidance_file, with_repo, with_manual)
     config = RunConfig(
         env=env_name,
         families=[f.strip() for f in families.split(",") if f.strip()],
@@ -638,7 +644,9 @@ def run_command(
     _run_and_report(store, config, batch_name, workers)
 
 
-def _guidance(store: Store, guidance_file: Path | None, with_repo: bool) -> Guidance:
+def _guidance(
+    store: Store, guidance_file: Path | None, with_repo: bool, with_manual: bool = False
+) -> Guidance:
     guidance = Guidance()
     if guidance_file is not None:
         try:
@@ -654,6 +662,15 @@ def _guidance(store: Store, guidance_file: Path | None, with_repo: bool) -> Guid
                 "the repository has no active artifact yet (see `workbench repo ls`)"
             )
         guidance = Guidance(forms=[*guidance.forms, *active.forms])
+    if with_manual:
+        from workbench.manual.build import guidance_of
+
+        rules = guidance_of(store)
+        if not rules.forms:
+            raise click.ClickException(
+                "no rule of the manual has an executable form yet (see `workbench manual build`)"
+            )
+        guidance = Guidance(forms=[*guidance.forms, *rules.forms])
     return guidance
 
 
@@ -662,6 +679,7 @@ def _run_like(
     like: str,
     guidance_file: Path | None,
     with_repo: bool,
+    with_manual: bool,
     batch_name: str | None,
     workers: int,
 ) -> None:
@@ -671,9 +689,10 @@ def _run_like(
     if existing is None or existing.kind != "run":
         raise click.ClickException(f"no run batch {like!r} to repeat")
     config = RunConfig.model_validate(existing.params["config"]).model_copy(
-        update={"guidance": _guidance(store, guidance_file, with_repo)}
+        update={"guidance": _guidance(store, guidance_file, with_repo, with_manual)}
     )
-    name = batch_name or f"{existing.name}-{'repo' if with_repo else 'again'}"
+    suffix = "repo" if with_repo else "manual" if with_manual else "again"
+    name = batch_name or f"{existing.name}-{suffix}"
     report = _run_and_report(store, config, name, workers)
     paired = compare_runs(store, existing.id, report.batch_id)
     for label, successes in (
