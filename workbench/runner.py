@@ -63,6 +63,8 @@ class RunConfig(BaseModel):
     agent: AgentSpec = Field(default_factory=AgentSpec)
     guidance: Guidance = Field(default_factory=Guidance)
     """Artifacts the agent follows (empty: none)."""
+    manual: str = ""
+    """The formulated manual an LLM agent reads (empty: none)."""
 
 
 class PlannedEpisode(BaseModel):

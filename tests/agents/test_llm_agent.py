@@ -19,6 +19,7 @@ from workbench.agents.llm import (
     build_prompt,
     closest,
     ground,
+    manual_section,
 )
 from workbench.envs.base import EnvTask
 from workbench.envs.scienceworld import ScienceWorld
@@ -283,3 +284,43 @@ def test_from_options_builds_the_agent_in_a_worker(env, chat_server, store, monk
     agent.play(start(env), random.Random(0), Guidance())
     assert chat_server.requests[0].body["model"] == "worker-model"
     assert "Valid actions (7 of " in chat_server.prompt_text(0)
+
+
+MANUAL = """\
+# Manual
+
+## Moving between rooms
+Doors may be closed: open a door before going through it.
+"""
+
+
+def test_the_manual_is_in_the_system_prompt_the_server_receives(env, chat_server, store):
+    chat_server.responder = answers([])
+    agent = agent_for(chat_server, store, manual=MANUAL)
+    agent.play(start(env), random.Random(0), Guidance())
+    system = chat_server.requests[0].messages[0]
+    assert system["role"] == "system"
+    assert "=== Manual ===\n# Manual\n\n## Moving between rooms\n" in system["content"]
+    assert "open a door before going through it.\n=== End of manual ===" in system["content"]
+
+
+def test_no_manual_means_no_manual_section(env):
+    messages = build_prompt(start(env), Guidance(), env.valid_actions())
+    assert "Manual" not in messages[0]["content"]
+
+
+def test_a_long_manual_is_cut_to_its_share_of_the_budget(env):
+    io = start(env)
+    budget = PromptBudget(prompt_chars=3_000, valid_actions=20, manual_chars=2_000)
+    long = MANUAL + "More advice.\n" * 500
+    messages = build_prompt(io, Guidance(), env.valid_actions(), budget=budget, manual=long)
+    system = messages[0]["content"]
+    assert "Doors may be closed" in system and "[... cut]\n=== End of manual ===" in system
+    assert len(manual_section(long, budget)) <= 1_000  # a third of the prompt, not 2_000
+    assert len("".join(m["content"] for m in messages)) <= 3_000
+
+
+def test_from_options_passes_the_manual(store, chat_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
+    options = {"model": "m", "base_url": chat_server.base_url, "manual": MANUAL}
+    assert LLMAgent.from_options(store, options).manual == MANUAL

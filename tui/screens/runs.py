@@ -35,6 +35,7 @@ HELP = Help(
         ("C", "failure clusters of the latest analysis run (r there runs one)"),
         ("K", "intervention specs compiled from those clusters (r there compiles)"),
         ("R", "the artifact repository: versions, gate checks, replay ledgers"),
+        ("M", "the manual: its versions and diffs, the rules with their history"),
         ("ctrl+r", "reload now"),
     ],
 )
@@ -53,6 +54,7 @@ class RunsScreen(Screen[None]):
         Binding("C", "clusters", "Clusters", show=False),
         Binding("K", "compile", "Compile", show=False),
         Binding("R", "repository", "Repository", show=False),
+        Binding("M", "manual", "Manual", show=False),
     ]
 
     def __init__(
@@ -214,6 +216,11 @@ class RunsScreen(Screen[None]):
         from tui.screens.repository import RepositoryScreen
 
         self.app.push_screen(RepositoryScreen(self.session))
+
+    def action_manual(self) -> None:
+        from tui.screens.manual import ManualScreen
+
+        self.app.push_screen(ManualScreen(self.session))
 
     def action_compare(self) -> None:
         from tui.screens.compare import CompareScreen

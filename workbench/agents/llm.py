@@ -1,6 +1,6 @@
 """A ReAct agent backed by a chat model: one structured model call per decision.
 
-Each turn the model sees the task, the guidance (rules as text, skills as procedures,
+Each turn the model sees the formulated manual (if any, in the system prompt), the task, the guidance (rules as text, skills as procedures,
 subagents it may call with ``delegate <id>``), a window of recent steps, the current
 observation and a sample of valid actions, and answers ``{"thought": ..., "action": ...}``.
 
@@ -70,6 +70,8 @@ class PromptBudget:
     """Most valid actions shown (count)."""
     valid_chars: int = 3_000
     """Most characters of valid actions shown."""
+    manual_chars: int = 4_000
+    """Most characters of the manual shown (never more than a third of ``prompt_chars``)."""
 
 
 SYSTEM = (
@@ -79,6 +81,13 @@ SYSTEM = (
     'JSON object: {"thought": "...", "action": "..."}. Prefer the listed actions, written '
     "exactly as listed. Answer STOP as the action when the task is complete or cannot be "
     "completed."
+)
+MANUAL_OPEN = "=== Manual ==="
+MANUAL_CLOSE = "=== End of manual ==="
+SYSTEM_MANUAL = (
+    "\n\nThe manual below was written from earlier episodes in this environment. Its rules "
+    "describe what the environment does and which mistakes to avoid; use them when they fit "
+    "the situation.\n"
 )
 SYSTEM_DELEGATE = (
     " To hand an objective to a subagent from the guidance, answer `delegate <id>`, optionally "
@@ -100,6 +109,7 @@ class LLMAgent:
             listed one (no pass-through of unlisted actions made of known words).
         max_calls: most model calls per episode (vetoed and delegating turns take no step);
             default twice the step limit plus 10.
+        manual: the formulated manual (Markdown) put in the system prompt; empty for none.
     """
 
     def __init__(
@@ -111,6 +121,7 @@ class LLMAgent:
         budget: PromptBudget | None = None,
         strict_grounding: bool = False,
         max_calls: int | None = None,
+        manual: str = "",
     ) -> None:
         self.client = client
         self.name = f"openai:{client.model}"
@@ -119,6 +130,7 @@ class LLMAgent:
         self.budget = budget or PromptBudget()
         self.strict_grounding = strict_grounding
         self.max_calls = max_calls
+        self.manual = manual
 
     @classmethod
     def from_options(cls, store: Store, options: dict[str, Any]) -> LLMAgent:
@@ -126,7 +138,8 @@ class LLMAgent:
 
         Keys: ``model`` and ``base_url`` (override ``WORKBENCH_MODEL`` / ``OPENAI_BASE_URL``),
         ``timeout``, ``parse_retries``, ``transport_retries``, ``backoff``, ``cache`` (for
-        the client); ``temperature``, ``max_tokens``, ``strict_grounding``, ``max_calls``;
+        the client); ``temperature``, ``max_tokens``, ``strict_grounding``, ``max_calls``,
+        ``manual``;
         and any :class:`PromptBudget` field. The API key always comes from
         ``OPENAI_API_KEY`` so it never travels in options.
         """
@@ -201,7 +214,9 @@ class _Episode:
     # -- one model call ---------------------------------------------------------------------
 
     def _ask(self, valid: Sequence[str]) -> Act:
-        messages = build_prompt(self.io, self.guidance, valid, self.note, self.agent.budget)
+        messages = build_prompt(
+            self.io, self.guidance, valid, self.note, self.agent.budget, self.agent.manual
+        )
         self.note = ""
         self.turns += 1
         return self.agent.client.parse(
@@ -293,10 +308,14 @@ def build_prompt(
     valid: Sequence[str],
     note: str = "",
     budget: PromptBudget | None = None,
+    manual: str = "",
 ) -> list[dict[str, str]]:
-    """The messages for one decision, fitted to ``budget`` (history is cut first)."""
+    """The messages for one decision, fitted to ``budget`` (history is cut first; the
+    manual, when given, is cut to its own share of the budget)."""
     budget = budget or PromptBudget()
-    system = SYSTEM + (SYSTEM_DELEGATE if guidance.delegates else "")
+    system = (
+        SYSTEM + (SYSTEM_DELEGATE if guidance.delegates else "") + manual_section(manual, budget)
+    )
     head = [f"Task: {interaction.instruction}"]
     if guidance.forms:
         head.append(
@@ -314,6 +333,16 @@ def build_prompt(
     history = history_text(io, budget, room)
     user = "\n\n".join([*head, *([history] if history else []), *tail])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def manual_section(manual: str, budget: PromptBudget) -> str:
+    """The manual as a delimited system-prompt section within its budget ("" for none)."""
+    text = manual.strip()
+    if not text:
+        return ""
+    limit = min(budget.manual_chars, budget.prompt_chars // 3)
+    room = limit - len(SYSTEM_MANUAL) - len(MANUAL_OPEN) - len(MANUAL_CLOSE) - 2
+    return f"{SYSTEM_MANUAL}{MANUAL_OPEN}\n{_cut(text, max(room, 12))}\n{MANUAL_CLOSE}"
 
 
 def history_text(interaction: Interaction, budget: PromptBudget, room: int) -> str:

@@ -29,6 +29,7 @@ from workbench.llm.reasoner import CaseStep, FailureCase, Proposal
 if TYPE_CHECKING:
     from store import ArtifactKind, InterventionSpec, ManualRule
     from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
+    from workbench.llm.openai_builder import OpenAIBuilder
     from workbench.manual.formulate import RuleGroup
 
 PURPOSE = "analyze.failure"
@@ -207,6 +208,12 @@ class OpenAIReasoner:
         from workbench.llm import openai_manual
 
         return openai_manual.group_rules(self.client, rules)
+
+    def builder(self) -> OpenAIBuilder:
+        """The building stage's Builder and Consolidator on the same client."""
+        from workbench.llm.openai_builder import OpenAIBuilder
+
+        return OpenAIBuilder(self.client)
 
 
 def check_proposal(proposal: Proposal, case: FailureCase) -> list[str]:

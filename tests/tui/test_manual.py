@@ -1,0 +1,257 @@
+"""The Manual screen: manual versions and diffs, rules with their history and validation log,
+formulating in a worker."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from store import Store
+from tests.tui.conftest import SIZE, settle
+from tui.app import WorkbenchApp, make_app
+from tui.screens.help import HelpScreen
+from tui.screens.manual import ManualScreen, log_cells, read_manual
+from tui.screens.trajectory import TrajectoryScreen
+from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.manual.formulate import formulate
+from workbench.manual.operations import OPERATIONS, apply
+
+BOIL_RULE = "In boil tasks: focus on the substance in the pot, never on the sink."
+BOIL_RULE_2 = "In boil tasks: focus on the substance in the metal pot, then heat it on the stove."
+THERMO_RULE = "In thermometer tasks: measure the substance before choosing a box."
+
+
+def write_rules(store: Store) -> None:
+    apply(
+        store,
+        OPERATIONS.validate_python(
+            [
+                {
+                    "op": "write_rule",
+                    "type": "Corrected Error",
+                    "content": BOIL_RULE,
+                    "example": "focus on sink → critical failure",
+                    "validation_logs": ["boil-0-s3@2", "boil-0-s1"],
+                },
+                {
+                    "op": "write_rule",
+                    "type": "Success Process",
+                    "content": THERMO_RULE,
+                    "validation_logs": ["thermo-0-s1@4-5", "rule_1"],
+                },
+            ]
+        ),
+        "builder:heuristic",
+        "boil-0-s3",
+    )
+
+
+def update_boil_rule(store: Store) -> None:
+    apply(
+        store,
+        OPERATIONS.validate_python(
+            [
+                {
+                    "op": "update_rule",
+                    "rule_id": "rule_1",
+                    "content": BOIL_RULE_2,
+                    "validation_logs": ["boil-0-s3@2", "boil-0-s1", "boil-1-s4@3"],
+                }
+            ]
+        ),
+        "builder:heuristic",
+        "boil-1-s4",
+    )
+
+
+@pytest.fixture
+def manual_db(tui_db: Path) -> Path:
+    """The test database with two rules, a manual, an update of rule_1 and a second manual."""
+    with Store(tui_db) as store:
+        write_rules(store)
+        formulate(store, HeuristicReasoner(store))
+        update_boil_rule(store)
+        formulate(store, HeuristicReasoner(store))
+        with store.transaction():  # fixed times, so the snapshot does not change by the day
+            store.conn.execute(
+                "UPDATE manuals SET created_at = '2026-11-20T10:0' || version || ':00Z'"
+            )
+            store.conn.execute(
+                "UPDATE rule_events SET at = '2026-11-20T09:' || (10 + id) || ':00Z'"
+            )
+    return tui_db
+
+
+async def open_manual(pilot) -> ManualScreen:
+    await settle(pilot)
+    await pilot.press("M")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, ManualScreen)
+    assert screen.loaded
+    return screen
+
+
+def rows(table) -> list[list[str]]:
+    return [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def info(screen: ManualScreen) -> str:
+    return screen.query_one("#manual-info").content.plain
+
+
+def markdown(screen: ManualScreen) -> str:
+    return screen.query_one("#manual-view").document.source
+
+
+def diff_shown(screen: ManualScreen) -> str:
+    return screen.query_one("#diff-text").content.plain
+
+
+async def test_manual_rules_and_history(manual_db):
+    app = make_app(manual_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        assert info(screen).startswith("manual v2 of 2 · 2 rules, 0 artifacts · heuristic · ")
+        assert BOIL_RULE_2 in markdown(screen)
+        assert screen.query_one("#manual-view").display
+        assert rows(screen.rule_table) == [
+            ["rule_1", "Corrected Error", "In boil tasks: focus on t…", "3"],
+            ["rule_2", "Success Process", "In thermometer tasks: mea…", "2"],
+        ]
+        history = rows(screen.history_table)
+        assert [row[:3] for row in history] == [
+            ["write", "builder:heuristic", "boil-0-s3"],
+            ["update", "builder:heuristic", "boil-1-s4"],
+        ]
+        assert screen.history_table.border_title == "history of rule_1 · 2"
+        assert rows(screen.log_table) == [
+            ["boil-0-s3@2", "step 2"],
+            ["boil-0-s1", "episode"],
+            ["boil-1-s4@3", "step 3"],
+        ]
+        await pilot.press("down")
+        await settle(pilot)
+        assert [row[0] for row in rows(screen.history_table)] == ["write"]
+        assert rows(screen.log_table) == [["thermo-0-s1@4-5", "steps 4-5"], ["rule_1", "rule"]]
+
+        # the earlier version
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert info(screen).startswith("manual v1 of 2")
+        assert BOIL_RULE in markdown(screen) and BOIL_RULE_2 not in markdown(screen)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert screen.manual.version == 2
+
+
+async def test_enter_on_a_log_entry_opens_the_cited_step(manual_db):
+    app = make_app(manual_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        await pilot.press("down", "enter")  # rule_2: into its validation log
+        await settle(pilot)
+        assert screen.focused is screen.log_table
+        await pilot.press("enter")  # thermo-0-s1@4-5
+        await settle(pilot)
+        trajectory = app.screen
+        assert isinstance(trajectory, TrajectoryScreen)
+        assert trajectory.episode_id == "thermo-0-s1"
+        assert trajectory.step_list.cursor == 4
+
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.screen is screen
+        await pilot.press("down", "enter")  # "rule_1": selects that rule
+        await settle(pilot)
+        assert screen.rule.id == "rule_1" and screen.focused is screen.rule_table
+
+
+async def test_diff_against_the_previous_version(manual_db):
+    app = make_app(manual_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert screen.diffing and not screen.query_one("#manual-view").display
+        text = diff_shown(screen)
+        assert text.startswith("--- manual v1\n+++ manual v2\n")
+        assert any(line.startswith("+") and BOIL_RULE_2 in line for line in text.splitlines())
+        assert any(line.startswith("-") and BOIL_RULE in line for line in text.splitlines())
+        assert screen.query_one("#diff-view").border_title == "diff v1 → v2"
+        await pilot.press("d")
+        assert not screen.diffing and screen.query_one("#manual-view").display
+
+        await pilot.press("left_square_bracket", "d")  # v1 has nothing before it
+        await settle(pilot)
+        assert not screen.diffing
+
+
+async def test_formulate_advances_the_version_after_a_rule_change(manual_db):
+    app = make_app(manual_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        await pilot.press("f")  # nothing changed: still v2
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert not screen.running and screen.manual.version == 2
+
+        with Store(manual_db) as store:
+            apply(
+                store,
+                OPERATIONS.validate_python([{"op": "delete_rule", "rule_id": "rule_2"}]),
+                "human",
+            )
+        await pilot.press("f")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert not screen.running
+        assert screen.manual.version == 3 and info(screen).startswith("manual v3 of 3 · 1 rule,")
+        assert THERMO_RULE not in markdown(screen)
+        assert [row[0] for row in rows(screen.rule_table)] == ["rule_1"]
+
+
+async def test_empty_database_help_and_cancel(tui_db):
+    app = make_app(tui_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        assert info(screen).startswith("No rules and no manual yet.")
+        assert "No manual yet" in markdown(screen)
+        assert screen.rule_table.row_count == 0 and screen.log_table.row_count == 0
+        await pilot.press("d", "left_square_bracket", "enter")  # nothing to show: no crash
+        await pilot.press("f")  # nothing to formulate: an error, not a crash
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert not screen.running and screen.manual is None
+
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen) and app.screen.help.title == "Manual"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+        screen._cancel = threading.Event()
+        running = screen._cancel
+        screen.refresh_bindings()
+        await pilot.press("escape")
+        assert running.is_set()
+
+
+def test_read_manual_and_log_cells(manual_db):
+    with Store(manual_db) as store:
+        data = read_manual(store)
+    assert [m.version for m in data.manuals] == [1, 2]
+    assert [e.op for e in data.events["rule_1"]] == ["write", "update"]
+    assert data.manual(None).version == 2 and data.manual(7) is None
+    assert [c.plain for c in log_cells("door-1@3-5")] == ["door-1@3-5", "steps 3-5"]
+    assert [c.plain for c in log_cells("rule_12")] == ["rule_12", "rule"]
+
+
+def test_manual_screen(snap_compare, manual_db):
+    async def run_before(pilot):
+        await open_manual(pilot)
+
+    app: WorkbenchApp = make_app(manual_db, poll_interval=0)
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
