@@ -629,6 +629,7 @@ def run_command(
         except ConfigError as error:
             raise click.ClickException(str(error)) from error
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
+    manuals = store.manuals() if with_manual else []
     config = RunConfig(
         env=env_name,
         families=[f.strip() for f in families.split(",") if f.strip()],
@@ -640,6 +641,7 @@ def run_command(
             kind=agent_kind, rates=_parse_rates(rates), cmd=shlex.split(cmd or ""), model=model
         ),
         guidance=guidance,
+        manual=manuals[-1].markdown if manuals else "",
     )
     _run_and_report(store, config, batch_name, workers)
 

@@ -20,12 +20,12 @@ from workbench.cli import (
     make_reasoner,
     reasoner_option,
 )
-from workbench.llm import ModelError
+from workbench.llm import ChatClient, ConfigError, ModelError
 from workbench.manual.build import build
 from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, export, formulate
 from workbench.progress import Cancelled
-from workbench.runner import RunConfig
+from workbench.runner import AgentSpec, RunConfig
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 
@@ -65,22 +65,50 @@ def manual_group() -> None:
     show_default=True,
     help="Batch name (resumable).",
 )
+@click.option(
+    "--agent",
+    "agent_kind",
+    type=click.Choice(["scripted", "openai"]),
+    default="scripted",
+    show_default=True,
+    help="The Planner: the scripted agent (follows executable rules) or the LLM agent (reads every rule).",
+)
+@reasoner_option
 @db_option
 def manual_build(
-    store: Store, families: str, episodes: int, seed: int, n_max: int, batch_name: str
+    store: Store,
+    families: str,
+    episodes: int,
+    seed: int,
+    n_max: int,
+    batch_name: str,
+    agent_kind: str,
+    reasoner_name: str,
 ) -> None:
-    """Building stage (offline): the scripted agent runs train episodes following the rules'
-    forms; after each, the Builder updates the rules and the skill/reflection libraries."""
+    """Building stage: the Planner runs train episodes with the current rules (the scripted
+    agent follows their executable forms, the LLM agent reads them all); after each, the
+    Builder updates the rules and the skill/reflection libraries."""
     config = RunConfig(
         families=[f.strip() for f in families.split(",") if f.strip()],
         split="train",
         episodes=episodes,
         seed=seed,
+        agent=AgentSpec(kind=agent_kind),
+    )
+    if agent_kind == "openai":
+        try:  # fail before the first episode when the endpoint is not configured
+            ChatClient.from_env(store)
+        except ConfigError as error:
+            raise click.ClickException(str(error)) from error
+    builder = (
+        make_reasoner(store, "openai").builder()  # type: ignore[attr-defined]
+        if reasoner_name == "openai"
+        else HeuristicBuilder(store)
     )
     try:
         report = build(
             store,
-            HeuristicBuilder(store),
+            builder,
             config,
             batch=batch_name,
             n_max=n_max,

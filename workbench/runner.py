@@ -241,8 +241,9 @@ def build_env(config: RunConfig, db_path: str | None = None) -> Environment:
     )
 
 
-def build_agent(spec: AgentSpec, db_path: str | None) -> Agent:
-    """The agent a spec describes (built inside the worker that runs it)."""
+def build_agent(spec: AgentSpec, db_path: str | None, manual: str = "") -> Agent:
+    """The agent a spec describes (built inside the worker that runs it); an LLM agent also
+    reads ``manual`` in its prompt."""
     if spec.kind == "scripted":
         from workbench.agents.scripted import ScriptedAgent
 
@@ -255,7 +256,10 @@ def build_agent(spec: AgentSpec, db_path: str | None) -> Agent:
 
     if db_path is None:
         raise ValueError("the LLM agent needs the database to log and cache its calls")
-    return LLMAgent.from_options(Store(db_path), {"model": spec.model} if spec.model else {})
+    options: dict[str, Any] = {"manual": manual} if manual else {}
+    if spec.model:
+        options["model"] = spec.model
+    return LLMAgent.from_options(Store(db_path), options)
 
 
 _worker: dict[str, Any] = {}
@@ -269,7 +273,7 @@ def _init_worker(config_json: str, db_path: str | None, limits: Limits | None = 
     _worker.update(
         config=config,
         env=build_env(config, db_path),
-        agent=build_agent(config.agent, db_path),
+        agent=build_agent(config.agent, db_path, config.manual),
         limits=limits,
     )
 
@@ -363,7 +367,7 @@ class InProcess:
         self, jobs: list[PlannedEpisode], batch_id: str
     ) -> Iterator[tuple[PlannedEpisode, Played | BaseException]]:
         env = self.env or build_env(self.config, self.db_path)
-        agent = build_agent(self.config.agent, self.db_path)
+        agent = build_agent(self.config.agent, self.db_path, self.config.manual)
         try:
             for job in jobs:
                 yield job, play_episode(env, agent, job, self.config, batch_id)

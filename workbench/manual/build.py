@@ -64,6 +64,24 @@ def guidance_of(store: Store) -> Guidance:
     return Guidance(forms=forms)
 
 
+def rules_text(store: Store, family: str) -> str:
+    """The rule system as an LLM agent reads it, with the task type's skill or reflection."""
+    lines = ["Rules (from earlier episodes):"]
+    for rule in store.manual_rules():
+        lines.append(f"- {rule.id} ({rule.type}): {rule.content}")
+        if rule.example:
+            lines.append(f"  Example: {rule.example}")
+    note = library_note(store, family)
+    if note is not None:
+        title = (
+            "Skill that solved this task type"
+            if note.kind == "skill"
+            else "Reflection on this task type"
+        )
+        lines += ["", f"{title}:", note.content]
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
 def library_note(store: Store, family: str) -> LibraryEntry | None:
     """The entry shown for the next task of ``family``: its latest skill, else reflection."""
     for kind in ("skill", "reflection"):
@@ -99,8 +117,15 @@ def build(
         for job in todo:
             check_cancel(cancel)
             guidance = guidance_of(store)
+            manual = rules_text(store, job.family)
+            if config.agent.kind != "scripted":  # a model reads every rule and the library
+                agent = build_agent(config.agent, db_path, manual)
             played = play_episode(
-                env, agent, job, config.model_copy(update={"guidance": guidance}), record.id
+                env,
+                agent,
+                job,
+                config.model_copy(update={"guidance": guidance, "manual": manual}),
+                record.id,
             )
             task, episode, steps = played.records()
             episode.metadata["manual_rules"] = [f.id for f in guidance.forms]
