@@ -1,0 +1,66 @@
+"""The building stage with the model as Planner and Builder: the LLM agent plays real
+ScienceWorld episodes against the local chat server, reads the rules, and the Builder's
+typed calls change the rule system."""
+
+from __future__ import annotations
+
+import pytest
+
+from store import Store
+from tests.llm_server import serve
+from workbench.envs.scienceworld import ScienceWorld
+from workbench.llm import ChatClient
+from workbench.llm.openai_builder import BuildAnswer, CaseAnswer, RuleCall
+from workbench.llm.openai_reasoner import OpenAIReasoner
+from workbench.manual.build import build
+from workbench.runner import AgentSpec, RunConfig
+
+RULE = "In find-living-thing tasks: looking around shows what the room holds."
+
+
+def reply(request):
+    schema = request["response_format"]["json_schema"]["name"]
+    if schema == "CaseAnswer":
+        return CaseAnswer(analysis="Step 1 only looked around.", label="Imperfect Rules")
+    if schema == "BuildAnswer":
+        return BuildAnswer(
+            potential_rules="A phenomenon worth keeping.",
+            calls=[RuleCall(function="write_rule", type="Special Phenomenon", content=RULE)],
+        )
+    return {"thought": "I look first.", "action": "look around"}
+
+
+@pytest.mark.slow
+def test_the_llm_planner_reads_the_rules_the_model_builder_writes(db_path, monkeypatch):
+    for server in serve():
+        server.responder = reply
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        monkeypatch.setenv("WORKBENCH_MODEL", "test-model")
+        config = RunConfig(
+            families=["find-living-thing"], episodes=2, step_limit=2, agent=AgentSpec(kind="openai")
+        )
+        env = ScienceWorld(step_limit=2)
+        try:
+            with Store(db_path) as store:
+                client = ChatClient(
+                    store,
+                    model="test-model",
+                    api_key=server.api_key,
+                    base_url=server.base_url,
+                    backoff=0,
+                )
+                report = build(store, OpenAIReasoner(client).builder(), config, env=env, n_max=5)
+                assert report.episodes == 2
+                rules = store.manual_rules()
+                assert {r.content for r in rules} == {RULE} and rules[0].id == "rule_1"
+                assert {e.actor for e in store.rule_events()} == {"builder:openai:test-model"}
+        finally:
+            env.close()
+        acts = [
+            r for r in server.requests if r.body["response_format"]["json_schema"]["name"] == "Act"
+        ]
+        first_episode, second_episode = acts[0], acts[-1]
+        assert RULE not in first_episode.messages[0]["content"]
+        assert "Rules (from earlier episodes)" in second_episode.messages[0]["content"]
+        assert RULE in second_episode.messages[0]["content"]
