@@ -668,9 +668,10 @@ def _guidance(
         from workbench.manual.build import guidance_of
 
         rules = guidance_of(store)
-        if not rules.forms:
+        if not rules.forms and not store.manuals():
             raise click.ClickException(
-                "no rule of the manual has an executable form yet (see `workbench manual build`)"
+                "no manual yet: build rules with `workbench manual build` (executable ones guide "
+                "any agent) or formulate one with `workbench manual formulate` (an LLM agent reads it)"
             )
         guidance = Guidance(forms=[*guidance.forms, *rules.forms])
     return guidance

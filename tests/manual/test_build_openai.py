@@ -64,3 +64,30 @@ def test_the_llm_planner_reads_the_rules_the_model_builder_writes(db_path, monke
         assert RULE not in first_episode.messages[0]["content"]
         assert "Rules (from earlier episodes)" in second_episode.messages[0]["content"]
         assert RULE in second_episode.messages[0]["content"]
+
+
+@pytest.mark.slow
+def test_run_with_manual_gives_the_llm_agent_the_formulated_manual(db_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from workbench.analyze.heuristic import HeuristicReasoner
+    from workbench.cli import main
+    from workbench.manual.formulate import formulate
+    from workbench.manual.operations import OPERATIONS, apply
+
+    with Store(db_path) as store:
+        calls = [{"op": "write_rule", "type": "Special Phenomenon", "content": RULE}]
+        apply(store, OPERATIONS.validate_python(calls), "human")
+        formulate(store, HeuristicReasoner(store))
+    for server in serve():
+        server.responder = reply
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        monkeypatch.setenv("WORKBENCH_MODEL", "test-model")
+        args = ["--db", str(db_path), "run", "--family", "find-living-thing", "--episodes", "1"]
+        args += ["--agent", "openai", "--step-limit", "1", "--workers", "1", "--with-manual"]
+        result = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        system = server.requests[0].messages[0]["content"]
+        assert "=== Manual ===" in system and "rule_1 (Special Phenomenon)" in system
+        assert RULE.split(":")[0] in system
