@@ -244,3 +244,42 @@ def test_calls_are_logged_by_purpose_and_cached(client, chat_server, store):
     again = builder.build_rules(case(SMOOTH, True))
     assert again == first and chat_server.request_count == 2
     assert all(c.cached for c in store.calls(limit=2))
+
+
+def test_the_builder_sees_the_planners_thoughts_and_conclusion(client, chat_server):
+    chat_server.queue(label("Imperfect Rules"), NOTHING)
+    troubled = case(TROUBLED, False)
+    troubled.thoughts = {1: "The kitchen is next door, I go there."}
+    OpenAIBuilder(client).build_rules(troubled)
+    prompt = chat_server.prompt_text(0)
+    assert "<planner_thoughts>\n[1] The kitchen is next door, I go there." in prompt
+    assert "The faulty step looks like step 1 'go to kitchen'" in prompt
+
+
+def test_the_consolidator_looks_up_the_trajectories_rules_depend_on(client, chat_server, store):
+    from store import Batch, Episode, Outcome, Step, Task
+
+    store.put_task(Task(id="t", environment="scienceworld", family="boil"))
+    store.put_batch(Batch(id="b", name="b", kind="run"))
+    store.add_episode(
+        Episode(
+            id="ep_1",
+            task_id="t",
+            batch_id="b",
+            outcome=Outcome(success=False, message="Step limit"),
+        ),
+        [
+            Step(
+                episode_id="ep_1",
+                index=1,
+                kind="action",
+                action="go to kitchen",
+                observation="The door is not open.",
+            )
+        ],
+    )
+    chat_server.queue(ConsolidateAnswer(calls=[]))
+    OpenAIBuilder(client).consolidate(RULES, n_max=1)
+    prompt = chat_server.prompt_text(0)
+    assert '<trajectory episode="ep_1" outcome="Step limit">' in prompt
+    assert "[1] go to kitchen -> The door is not open." in prompt

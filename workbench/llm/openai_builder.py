@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from store import LibraryEntry, ManualRule, RuleType
 from store.records import LLMCall
+from workbench.analyze.causes import error_signature
 from workbench.llm.client import ChatClient, ModelError
 from workbench.llm.openai_reasoner import render_steps
 from workbench.manual.builder import BuildCase, BuilderAnswer, Cause
@@ -227,6 +228,12 @@ CORRECTION_TEMPLATE = """\
 Your answer cannot be used: {problems}. {valid} Answer again with the whole JSON object."""
 
 
+THOUGHTS_CHARS = 3000
+"""Characters of the Planner's thoughts shown to the Builder."""
+TRAJECTORIES = 8
+"""Trajectories the Consolidator is shown (those the rules' validation logs name first)."""
+
+
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -353,7 +360,7 @@ class OpenAIBuilder:
         answer = self._ask(
             [
                 {"role": "system", "content": CONSOLIDATE_SYSTEM.format(n_max=n_max)},
-                {"role": "user", "content": render_rules(rules)},
+                {"role": "user", "content": render_rules(rules) + self._trajectories(rules)},
             ],
             ConsolidateAnswer,
             CONSOLIDATE_PURPOSE,
@@ -362,6 +369,32 @@ class OpenAIBuilder:
             None,
         )
         return [op for op in to_operations(answer.calls) if not isinstance(op, WriteRule)]  # type: ignore[misc]
+
+    def _trajectories(self, rules: list[ManualRule]) -> str:
+        """The trajectories the rules depend on (their validation-log episodes), looked up
+        in the store and summarised: outcome and the steps that met an error."""
+        store = self.client.store
+        seen: list[str] = []
+        for rule in rules:
+            for entry in rule.validation_logs:
+                episode_id = entry.split("@", 1)[0]
+                if episode_id not in seen and store.episode(episode_id) is not None:
+                    seen.append(episode_id)
+        lines = []
+        for episode_id in seen[:TRAJECTORIES]:
+            episode = store.episode(episode_id)
+            assert episode is not None
+            troubled = [
+                f"[{s.index}] {s.action} -> {s.observation.splitlines()[0] if s.observation else ''}"
+                for s in store.steps(episode_id)
+                if s.action and error_signature(s.observation)
+            ][:4]
+            lines.append(
+                f'<trajectory episode="{episode_id}" outcome="{episode.outcome.message}">'
+                + ("\n" + "\n".join(troubled) if troubled else " no step met an error")
+                + "\n</trajectory>"
+            )
+        return ("\n\nTrajectories the rules depend on:\n" + "\n".join(lines)) if lines else ""
 
     def _ask(
         self,
@@ -419,7 +452,7 @@ def case_prompt(outcome: str, cause: Cause) -> str:
 
 def render_case(case: BuildCase, max_steps_chars: int = STEPS_CHARS) -> str:
     """The trajectory as the Builder sees it: steps, outcome, acting rules, rule system."""
-    return CASE_TEMPLATE.format(
+    text = CASE_TEMPLATE.format(
         family=case.family,
         instruction=case.instruction.strip(),
         outcome=case.outcome,
@@ -430,6 +463,10 @@ def render_case(case: BuildCase, max_steps_chars: int = STEPS_CHARS) -> str:
         rule_count=len(case.rules),
         rules=render_rules(case.rules) if case.rules else NO_RULES,
     )
+    thoughts = "\n".join(f"[{i}] {t}" for i, t in sorted(case.thoughts.items()))
+    if thoughts:
+        text += f"\n\n<planner_thoughts>\n{thoughts[:THOUGHTS_CHARS]}\n</planner_thoughts>"
+    return text + f"\n\n<planner_conclusion>\n{case.conclusion}\n</planner_conclusion>"
 
 
 def render_build(case: BuildCase, cause: Cause, max_steps_chars: int = STEPS_CHARS) -> str:

@@ -149,6 +149,7 @@ def build(
                 success=bool(episode.outcome.success),
                 rules=store.manual_rules(),
                 fired=[u["artifact"] for u in episode.metadata.get("guidance_uses", [])],
+                thoughts={s.index: s.thought for s in steps if s.thought},
             )
             _learn(store, builder, case, report, n_max)
             report.episodes += 1

@@ -56,6 +56,8 @@ class BuildCase:
     """The rule system when the episode ran."""
     fired: list[str] = field(default_factory=list)
     """Ids of rules that acted in the episode."""
+    thoughts: dict[int, str] = field(default_factory=dict)
+    """The Planner's thought at each step (by stored step index)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -63,6 +65,30 @@ class BuildCase:
             return "failure"
         troubled = any(error_signature(s.observation) for s in self.steps)
         return "indirect success" if troubled else "direct success"
+
+    @property
+    def conclusion(self) -> str:
+        """The Planner's conclusion for the Builder, by outcome: the organised procedure of a
+        direct success, the mistakes of an indirect one, a reflection with the faulty step of
+        a failure (composed from the run, so every Planner has one)."""
+        if self.outcome == "direct success":
+            return "Procedure that solved the task: " + "; ".join(s.action for s in self.steps)
+        errors = [s for s in self.steps if error_signature(s.observation) or _critical(s)]
+        listed = "; ".join(
+            f"step {s.index} '{s.action}' → '{s.observation.splitlines()[0] if s.observation else ''}'"
+            for s in errors[:5]
+        )
+        if self.outcome == "indirect success":
+            return f"Succeeded after mistakes: {listed or 'none visible'}."
+        faulty = errors[0] if errors else (self.steps[-1] if self.steps else None)
+        where = f"step {faulty.index} '{faulty.action}'" if faulty else "the start"
+        return (
+            f"Failed. The faulty step looks like {where}. Errors met: {listed or 'none visible'}."
+        )
+
+
+def _critical(step: CaseStep) -> bool:
+    return step.reward is not None and step.reward <= CRITICAL_REWARD
 
 
 @dataclass
