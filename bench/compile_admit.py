@@ -12,30 +12,21 @@ held-out ratio (success with the repository / success without; target > 1).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+import _demo
+
 from store import Store
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-
-
-def workbench(db: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", "--db", str(db), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": "200", **os.environ},
-    )
-    return done.stdout
 
 
 def main() -> None:
@@ -43,23 +34,20 @@ def main() -> None:
     parser.add_argument("--demo", type=Path, default=Path("bench-demo.db"))
     parser.add_argument("--workers", default="2")
     args = parser.parse_args()
-    if not args.demo.exists():
-        subprocess.run(
-            [sys.executable, "-m", "workbench", "--db", str(args.demo), "demo"], check=True
-        )
+    _demo.ensure_demo(args.demo)
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "workbench.db"
         shutil.copy(args.demo, db)
         started = time.perf_counter()
-        workbench(db, "analyze", "--batch", "demo-train")
-        workbench(db, "compile")
+        _demo.workbench(db, "analyze", "--batch", "demo-train")
+        _demo.workbench(db, "compile")
         compiled = time.perf_counter()
-        workbench(db, "replay", "--workers", args.workers)
+        _demo.workbench(db, "replay", "--workers", args.workers)
         replayed = time.perf_counter()
-        staged = workbench(db, "repo", "stage", str(EXAMPLES / "harmful-rule.json"))
+        staged = _demo.workbench(db, "repo", "stage", str(EXAMPLES / "harmful-rule.json"))
         harmful = re.search(r"\(id (\d+)\)", staged).group(1)
-        workbench(db, "replay", "--artifact", harmful, "--workers", args.workers)
-        heldout = workbench(
+        _demo.workbench(db, "replay", "--artifact", harmful, "--workers", args.workers)
+        heldout = _demo.workbench(
             db, "run", "--like", "demo-test", "--with-repo", "--workers", args.workers
         )
         with Store(db) as store:
@@ -76,11 +64,7 @@ def main() -> None:
         )
         print(f"analyze + compile {compiled - started:.1f} s, replay {replayed - compiled:.1f} s")
         print(heldout.strip())
-        (before, total), (after, _) = re.findall(r"(\d+)/(\d+) succeeded", heldout)
-        print(
-            f"held-out success: {before}/{total} without, {after}/{total} with the repository "
-            f"→ ratio {int(after) / max(1, int(before)):.2f} (target > 1)"
-        )
+        print(_demo.held_out(heldout, "the repository"))
 
 
 if __name__ == "__main__":

@@ -12,28 +12,18 @@ the held-out ratio (with the manual's rules / without; target > 1).
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+import _demo
+
 from store import Store
-
-
-def workbench(db: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "workbench", "--db", str(db), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={"COLUMNS": "200", **os.environ},
-    )
-    return done.stdout
 
 
 def main() -> None:
@@ -42,22 +32,19 @@ def main() -> None:
     parser.add_argument("--episodes", default="60")
     parser.add_argument("--n-max", default="12")
     args = parser.parse_args()
-    if not args.demo.exists():
-        subprocess.run(
-            [sys.executable, "-m", "workbench", "--db", str(args.demo), "demo"], check=True
-        )
+    _demo.ensure_demo(args.demo)
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "workbench.db"
         shutil.copy(args.demo, db)
         started = time.perf_counter()
         print(
-            workbench(
+            _demo.workbench(
                 db, "manual", "build", "--episodes", args.episodes, "--n-max", args.n_max
             ).strip()
         )
         built = time.perf_counter()
-        workbench(db, "manual", "formulate")
-        workbench(db, "manual", "export", "--out", str(Path(folder) / "manual.md"))
+        _demo.workbench(db, "manual", "formulate")
+        _demo.workbench(db, "manual", "export", "--out", str(Path(folder) / "manual.md"))
         text = (Path(folder) / "manual.md").read_text()
         with Store(db) as store:
             rules = store.manual_rules()
@@ -74,13 +61,9 @@ def main() -> None:
             f"every rule exactly once in the manual: {once}; executable rules: {sum(bool(r.form) for r in rules)}"
         )
         print(f"build {built - started:.1f} s")
-        heldout = workbench(db, "run", "--like", "demo-test", "--with-manual")
+        heldout = _demo.workbench(db, "run", "--like", "demo-test", "--with-manual")
         print(heldout.strip())
-        (before, total), (after, _) = re.findall(r"(\d+)/(\d+) succeeded", heldout)
-        print(
-            f"held-out success: {before}/{total} without, {after}/{total} with the manual's rules "
-            f"→ ratio {int(after) / max(1, int(before)):.2f} (target > 1)"
-        )
+        print(_demo.held_out(heldout, "the manual's rules"))
 
 
 if __name__ == "__main__":

@@ -98,10 +98,16 @@ class RepositoryTables:
             return version.model_copy(update={"id": _insert(self.conn, "artifact_versions", row)})
 
     def versions(
-        self, artifact: str | None = None, status: VersionStatus | None = None
+        self,
+        artifact: str | None = None,
+        status: VersionStatus | None = None,
+        spec_id: int | None = None,
     ) -> list[ArtifactVersion]:
         """Artifact versions by artifact name then version (optionally filtered)."""
         clauses, params = [], []
+        if spec_id is not None:
+            clauses.append("spec_id = ?")
+            params.append(spec_id)
         if artifact is not None:
             clauses.append("artifact = ?")
             params.append(artifact)

@@ -36,7 +36,7 @@ from workbench.ingest import formats as ingest_formats
 from workbench.llm import ChatClient, ConfigError
 from workbench.llm.reasoner import Reasoner
 from workbench.progress import Cancelled
-from workbench.runner import AgentSpec, RunConfig, RunReport, run_batch
+from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig, RunReport, run_batch
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -624,15 +624,12 @@ def run_command(
     if agent_kind == "command" and not cmd:
         raise click.UsageError("--agent command needs --cmd 'your agent command'")
     if agent_kind == "openai":
-        try:  # fail before any worker starts when the endpoint is not configured
-            ChatClient.from_env(store, model=model)
-        except ConfigError as error:
-            raise click.ClickException(str(error)) from error
+        check_endpoint(store, model)
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
     manuals = store.manuals() if with_manual else []
     config = RunConfig(
         env=env_name,
-        families=[f.strip() for f in families.split(",") if f.strip()],
+        families=family_list(families),
         split=split,
         episodes=episodes,
         seed=seed,
@@ -644,6 +641,19 @@ def run_command(
         manual=manuals[-1].markdown if manuals else "",
     )
     _run_and_report(store, config, batch_name, workers)
+
+
+def family_list(text: str) -> list[str]:
+    """``boil, use-thermometer`` → ``["boil", "use-thermometer"]``."""
+    return [f.strip() for f in text.split(",") if f.strip()]
+
+
+def check_endpoint(store: Store, model: str | None = None) -> None:
+    """Fail before any episode starts when the model endpoint is not configured."""
+    try:
+        ChatClient.from_env(store, model=model)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
 
 
 def _guidance(
@@ -709,10 +719,6 @@ def _run_like(
     console.print(
         f"paired: {paired.fixed} fixed, {paired.broken} broken; exact McNemar p = {paired.mcnemar_p:.3g}"
     )
-
-
-DEMO_FAMILIES = ["boil", "use-thermometer", "find-living-thing", "test-conductivity"]
-"""Families of the demo: AutoRefine's ScienceWorld pair (boil, use-thermometer) and two more."""
 
 
 DEMO_TRAIN, DEMO_TEST = 120, 40
@@ -844,8 +850,7 @@ def analyze_command(
     show_agreement: bool,
 ) -> None:
     """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them."""
-    # replays of candidates are evidence for their gates, not new failures to analyse
-    where = EpisodeFilter(batch=batch, family=family, replays=None if batch else False)
+    where = EpisodeFilter(batch=batch, family=family)
     if show_agreement:
         rows = agreement(store, where)
         if not rows:

@@ -14,18 +14,20 @@ from rich.markup import escape
 from store import Store
 from workbench.cli import (
     RichProgress,
+    check_endpoint,
     console,
     db_option,
+    family_list,
     main,
     make_reasoner,
     reasoner_option,
 )
-from workbench.llm import ChatClient, ConfigError, ModelError
+from workbench.llm import ModelError
 from workbench.manual.build import build
 from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, export, formulate
 from workbench.progress import Cancelled
-from workbench.runner import AgentSpec, RunConfig
+from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 
@@ -39,7 +41,7 @@ def manual_group() -> None:
 @click.option(
     "--family",
     "families",
-    default="boil,use-thermometer,find-living-thing,test-conductivity",
+    default=",".join(DEMO_FAMILIES),
     show_default=True,
     help="Comma-separated training task families.",
 )
@@ -89,17 +91,14 @@ def manual_build(
     agent follows their executable forms, the LLM agent reads them all); after each, the
     Builder updates the rules and the skill/reflection libraries."""
     config = RunConfig(
-        families=[f.strip() for f in families.split(",") if f.strip()],
+        families=family_list(families),
         split="train",
         episodes=episodes,
         seed=seed,
         agent=AgentSpec(kind=agent_kind),
     )
     if agent_kind == "openai":
-        try:  # fail before the first episode when the endpoint is not configured
-            ChatClient.from_env(store)
-        except ConfigError as error:
-            raise click.ClickException(str(error)) from error
+        check_endpoint(store)
     builder = (
         make_reasoner(store, "openai").builder()  # type: ignore[attr-defined]
         if reasoner_name == "openai"

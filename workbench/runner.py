@@ -30,6 +30,9 @@ from workbench.envs.base import Environment, EnvTask
 from workbench.limits import Limits
 from workbench.progress import NullProgress, Progress, check_cancel
 
+DEMO_FAMILIES = ["boil", "use-thermometer", "find-living-thing", "test-conductivity"]
+"""The demo's families: AutoRefine's ScienceWorld pair (boil, use-thermometer) and two more."""
+
 
 class AgentSpec(BaseModel):
     """How to build an agent inside a worker (plain data, so it crosses processes)."""

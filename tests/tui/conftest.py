@@ -347,6 +347,11 @@ async def settle(pilot: Pilot) -> None:
     raise AssertionError("workers did not settle")
 
 
+def rows(table) -> list[list[str]]:
+    """A DataTable's cells as plain text, row by row."""
+    return [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
 # -- the repository database -------------------------------------------------------------------
 
 HALLWAY = "This room is called the hallway."

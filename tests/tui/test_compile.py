@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from store import Store
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, rows, settle
 from tui.app import WorkbenchApp, make_app
 from tui.screens.clusters import ClustersScreen
 from tui.screens.compile import CompileScreen, attempts_line, read_specs
@@ -27,10 +27,6 @@ async def open_compile(pilot) -> CompileScreen:
 
 def info(screen: CompileScreen) -> str:
     return screen.query_one("#compile-info").content.plain
-
-
-def rows(table) -> list[list[str]]:
-    return [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
 
 
 async def select_spec(pilot, screen: CompileScreen, spec_id: int) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, rows, settle
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.manual import ManualScreen, log_cells, read_manual
@@ -92,10 +92,6 @@ async def open_manual(pilot) -> ManualScreen:
     assert isinstance(screen, ManualScreen)
     assert screen.loaded
     return screen
-
-
-def rows(table) -> list[list[str]]:
-    return [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
 
 
 def info(screen: ManualScreen) -> str:

@@ -9,7 +9,7 @@ from rich.console import Console
 from textual.widgets import Static
 
 from store import Gate, GateCheck, Store
-from tests.tui.conftest import RULE, SIZE, SKILL, settle
+from tests.tui.conftest import RULE, SIZE, SKILL, rows, settle
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.repository import RepositoryScreen, read_repository, replay_text
@@ -24,10 +24,6 @@ async def open_repository(pilot) -> RepositoryScreen:
     screen = pilot.app.screen
     assert isinstance(screen, RepositoryScreen)
     return screen
-
-
-def rows(table) -> list[list[str]]:
-    return [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
 
 
 def info(screen: RepositoryScreen) -> str:

@@ -418,7 +418,7 @@ class ClustersScreen(Screen[None]):
             try:
                 report = analyze(
                     store,
-                    EpisodeFilter(replays=False),
+                    EpisodeFilter(),
                     HeuristicReasoner(store),
                     progress=progress,
                     cancel=cancel,

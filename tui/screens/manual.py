@@ -32,9 +32,9 @@ from workbench.manual.build import BuildReport, build
 from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, formulate, parse_log_entry
 from workbench.progress import Cancelled, Progress
-from workbench.runner import RunConfig
+from workbench.runner import DEMO_FAMILIES, RunConfig
 
-BUILD_FAMILIES = ["boil", "use-thermometer", "find-living-thing", "test-conductivity"]
+BUILD_FAMILIES = DEMO_FAMILIES
 """The task families ``b`` builds rules on (the demo's)."""
 BUILD_EPISODES = 10
 """Episodes one ``b`` plays (a build resumes where the last one stopped)."""

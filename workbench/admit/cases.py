@@ -14,6 +14,7 @@ sandbox.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from store import Episode, EpisodeFilter, InterventionSpec, ReplayCase, Store
@@ -98,12 +99,13 @@ def replay_cases(
         add(store.episode(episode_id), "correction", "source failure", limits.sources)
     for episode_id in spec.contrasts if spec else []:
         add(store.episode(episode_id), "preservation", "contrastive success", limits.contrasts)
-    learning = [
+    replayable = (
         e
         for split in LEARNING_SPLITS
-        for e in store.iter_episodes(EpisodeFilter(split=split))
+        for e in store.iter_episodes(EpisodeFilter(split=split, replays=False))
         if e.id not in chosen and origin_of(store, e) is not None
-    ][: limits.screened]
+    )
+    learning = list(itertools.islice(replayable, limits.screened))  # stop reading at the bound
     hits = screen_episodes(store, form, learning)
     for episode in _spread([e for e in learning if e.id in hits]):
         index, action = hits[episode.id]

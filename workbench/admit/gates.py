@@ -30,7 +30,7 @@ from store import ArtifactVersion, Gate, GateCheck, LedgerEntry, ReplayCase, Sto
 from workbench.admit.evidence import origin_of
 from workbench.admit.sandbox import PATTERN_LIMITS, SandboxError, run_limited
 from workbench.admit.stats import mcnemar_exact, wilson_interval
-from workbench.agents.guidance import Guidance
+from workbench.agents.guidance import Guidance, neutral
 from workbench.compile.contracts import (
     CONTRACT,
     Probe,
@@ -108,7 +108,7 @@ def _patterns_compile(contract: RuleContract | SkillContract | SubagentContract)
     patterns += [form.success] if isinstance(contract, SubagentContract) else []
     for pattern in patterns:
         try:
-            re.compile(re.sub(r"\{E?\d+\}", "x", pattern))
+            re.compile(neutral(pattern))
         except re.error as error:
             return GateCheck(name="patterns", passed=False, detail=f"{pattern!r}: {error}")
     return GateCheck(

@@ -179,6 +179,11 @@ def placeholders(template: str) -> set[str]:
     return set(_PLACEHOLDER.findall(template))
 
 
+def neutral(pattern: str) -> str:
+    """A pattern with its placeholders replaced by a plain word (to check that it compiles)."""
+    return _PLACEHOLDER.sub("x", pattern)
+
+
 def _fill(template: str, groups: tuple[str, ...], escape: bool) -> str:
     entities = getattr(groups, "entities", {})
 

@@ -72,7 +72,8 @@ def analyze(
 
     Re-running with the same scope and reasoner continues the latest such run (failures it
     already analysed are skipped); ``new_run`` starts a fresh run. Each analysis is stored with
-    its analyzer-authored causal span in one transaction.
+    its analyzer-authored causal span in one transaction. Episodes of replay batches are left
+    out unless ``where`` names a batch or sets ``replays``.
     """
     progress = progress or NullProgress()
     scope = scope_of(where)
@@ -84,7 +85,10 @@ def analyze(
     )
     assert run.id is not None
     done = {a.episode_id for a in store.analyses(run.id)}
-    failures = EpisodeFilter(**{**vars(where), "outcome": "failed"})
+    # candidates' replays are evidence for their gates, not failures to analyse, unless the
+    # scope names a batch (which may be a replay batch)
+    replays = where.replays if where.replays is not None or where.batch else False
+    failures = EpisodeFilter(**{**vars(where), "outcome": "failed", "replays": replays})
     todo = [e for e in store.iter_episodes(failures) if e.id not in done]
     report = AnalysisReport(run=run, skipped=len(done))
     progress.start(len(todo), f"analyzing with {reasoner.name}")

@@ -186,8 +186,13 @@ def _counterpart(
     return following[0] if following else None
 
 
+def is_critical(step: CaseStep) -> bool:
+    """Whether a step's reward marks a critical failure (an irreversible wrong commitment)."""
+    return step.reward is not None and step.reward <= CRITICAL_REWARD
+
+
 def _harmful(step: CaseStep, instruction: str, benign: set[tuple[str, str]]) -> bool:
-    if step.reward is not None and step.reward <= CRITICAL_REWARD:
+    if is_critical(step):
         return True
     signature = error_signature(step.observation)
     return (

@@ -163,7 +163,7 @@ def _compile_one(
     previous = existing.get(key)
     if previous is not None and not again and _same(previous, spec):
         attempts = store.attempts(previous.id or 0)
-        versions = [v for v in store.versions() if v.spec_id == previous.id]
+        versions = store.versions(spec_id=previous.id)
         return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
     attempts = first_closure(reasoner, spec) if spec.status == "supported" else []
     if attempts and not attempts[-1].closed:

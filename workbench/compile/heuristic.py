@@ -41,7 +41,7 @@ from store import (
     Observed,
     Scope,
 )
-from workbench.analyze.causes import CRITICAL_REWARD, error_signature
+from workbench.analyze.causes import error_signature, is_critical
 from workbench.compare import VERBS, entity_phrases, normalize_action
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
@@ -178,15 +178,11 @@ class _Member:
         return [cite(self.case.contrast_id, start, end)]
 
 
-def _critical(step: CaseStep) -> bool:
-    return step.reward is not None and step.reward <= CRITICAL_REWARD
-
-
 def _repeated_rejection(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
     signature = error_signature(failed.observation)
-    if signature is None or _critical(failed):
+    if signature is None or is_critical(failed):
         return "no rejection at the causal step"
     attempts = [failed] + [
         s
@@ -247,7 +243,7 @@ def _repeated_rejection(x: _Member) -> Draft | str:
 def _blocked_precondition(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
-    if error_signature(failed.observation) is None or _critical(failed):
+    if error_signature(failed.observation) is None or is_critical(failed):
         return "no blocking error at the causal step"
     verb, argument = split_action(failed.action)
     if not verb or not argument:
@@ -362,7 +358,7 @@ def _seen_in_contrast(x: _Member, verb: str, precondition: str, template: str) -
 def _premature_decision(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
-    if not (_critical(failed) or error_signature(failed.observation)):
+    if not (is_critical(failed) or error_signature(failed.observation)):
         return "the causal step is not a failed decision"
     if x.m.contrast_step is None or x.case.contrast_id is None:
         return "no success shows what to do first"
@@ -498,7 +494,7 @@ def _regime(member: MemberCase) -> list[Observed]:
 def _unnamed_commitment(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
-    if not _critical(failed):
+    if not is_critical(failed):
         return "the causal step is not an irreversible commitment"
     verb, argument = split_action(failed.action)
     if not verb or not argument:
@@ -931,33 +927,54 @@ def _negatives(spec: InterventionSpec) -> list[Citation]:
     return list(spec.activation.boundary.citations) if spec.activation.boundary else []
 
 
+def _contract(spec: InterventionSpec, kind: ArtifactKind, form: dict, **slots: object) -> dict:
+    """A contract of ``kind``: name, description, the type's slots, and its form (whose
+    activation is the spec's trigger and required observations)."""
+    assert spec.activation and spec.scope
+    when, unless = _evidence_patterns(spec.activation)
+    objective = spec.scope.objective.text
+    return {
+        "kind": kind,
+        "name": name_for(spec),
+        "description": objective[:1].upper() + objective[1:] + ".",
+        **slots,
+        "form": {
+            "kind": kind,
+            "id": "x",
+            "when_action": spec.activation.trigger.value,
+            "when_evidence": when,
+            "unless_evidence": unless,
+            **form,
+        },
+    }
+
+
+def _probes(spec: InterventionSpec, **extra: object) -> list[dict]:
+    """A probe at each decision point the artifact must act on."""
+    return [
+        {"episode_id": c.episode_id, "step": c.start, "action": "", **extra} for c in _sources(spec)
+    ]
+
+
 def _rule(spec: InterventionSpec) -> dict | None:
     assert spec.activation and spec.scope and spec.execution
-    when, unless = _evidence_patterns(spec.activation)
     decision = spec.scope.decisions[0].value if spec.scope.decisions else ""
     if len(spec.scope.decisions) != 1 or decision == "parent":
         return None
-    form = {
-        "kind": "rule",
-        "id": "x",
-        "when_action": spec.activation.trigger.value,
-        "when_evidence": when,
-        "unless_evidence": unless,
-        "response": "veto" if decision == "veto" else "replace",
-        "replacement": "" if decision == "veto" else decision,
-    }
     guards = [o.text for o in spec.activation.observations]
-    return {
-        "kind": "rule",
-        "name": name_for(spec),
-        "description": spec.scope.objective.text[:1].upper() + spec.scope.objective.text[1:] + ".",
-        "activation": spec.activation.trigger.text,
-        "guard": "; ".join(guards) or "none",
-        "response": spec.scope.decisions[0].text,
-        "positive": [{"citation": c.model_dump()} for c in _sources(spec)],
-        "negative": [{"citation": c.model_dump()} for c in _negatives(spec)],
-        "form": form,
-    }
+    return _contract(
+        spec,
+        "rule",
+        {
+            "response": "veto" if decision == "veto" else "replace",
+            "replacement": "" if decision == "veto" else decision,
+        },
+        activation=spec.activation.trigger.text,
+        guard="; ".join(guards) or "none",
+        response=spec.scope.decisions[0].text,
+        positive=[{"citation": c.model_dump()} for c in _sources(spec)],
+        negative=[{"citation": c.model_dump()} for c in _negatives(spec)],
+    )
 
 
 def _skill(spec: InterventionSpec) -> dict | None:
@@ -965,31 +982,19 @@ def _skill(spec: InterventionSpec) -> dict | None:
     steps = [d.value for d in spec.scope.decisions if d.value not in ("parent", "veto")]
     if not steps or not spec.execution.completion.value:
         return None
-    when, unless = _evidence_patterns(spec.activation)
-    return {
-        "kind": "skill",
-        "name": name_for(spec),
-        "description": spec.scope.objective.text[:1].upper() + spec.scope.objective.text[1:] + ".",
-        "applicability": f"{spec.activation.trigger.text}, while "
+    return _contract(
+        spec,
+        "skill",
+        {"steps": steps, "until": spec.execution.completion.value},
+        applicability=f"{spec.activation.trigger.text}, while "
         + "; ".join(o.text for o in spec.activation.observations),
-        "inputs": spec.execution.inputs or ["the proposed action"],
-        "procedure": [d.text for d in spec.scope.decisions],
-        "recovery": "a rejected step does not stop the procedure; if the expected result is not "
+        inputs=spec.execution.inputs or ["the proposed action"],
+        procedure=[d.text for d in spec.scope.decisions],
+        recovery="a rejected step does not stop the procedure; if the expected result is not "
         "observed the skill reports so and the parent continues with its own plan",
-        "expected_result": spec.execution.completion.text,
-        "probes": [
-            {"episode_id": c.episode_id, "step": c.start, "action": ""} for c in _sources(spec)
-        ],
-        "form": {
-            "kind": "skill",
-            "id": "x",
-            "when_action": spec.activation.trigger.value,
-            "when_evidence": when,
-            "unless_evidence": unless,
-            "steps": steps,
-            "until": spec.execution.completion.value,
-        },
-    }
+        expected_result=spec.execution.completion.text,
+        probes=_probes(spec),
+    )
 
 
 def _subagent(spec: InterventionSpec) -> dict | None:
@@ -997,43 +1002,25 @@ def _subagent(spec: InterventionSpec) -> dict | None:
     execution = spec.execution
     if execution.lifetime != "delegation" or execution.failure is None:
         return None
-    when, unless = _evidence_patterns(spec.activation)
-    return {
-        "kind": "subagent",
-        "name": name_for(spec),
-        "description": spec.scope.objective.text[:1].upper() + spec.scope.objective.text[1:] + ".",
-        "invocation": spec.activation.trigger.text,
-        "input_schema": {
-            "type": "object",
-            "required": execution.inputs,
-            "properties": {name: {"type": "string"} for name in execution.inputs},
-        },
-        "owned_state": execution.state.text,
-        "tools": ["open door to", "go to", "look around"],
-        "success": execution.completion.text,
-        "failure": execution.failure.text,
-        "return_schema": RETURN_SCHEMA,
-        "probes": [
-            {"episode_id": c.episode_id, "step": c.start, "action": ""} for c in _sources(spec)
-        ]
-        + [
-            {
-                "episode_id": c.episode_id,
-                "step": c.start,
-                "action": "",
-                "expect": "failure",
-                "inputs": {name: "nowhere" for name in execution.inputs},
-            }
-            for c in _sources(spec)[:1]
-        ],
-        "form": {
-            "kind": "subagent",
-            "id": "x",
-            "when_action": spec.activation.trigger.value,
-            "when_evidence": when,
-            "unless_evidence": unless,
+    unreachable = {name: "nowhere" for name in execution.inputs}
+    return _contract(
+        spec,
+        "subagent",
+        {
             "objective": spec.scope.objective.value,
             "success": execution.completion.value,
             "max_steps": SUBAGENT_STEPS,
         },
-    }
+        invocation=spec.activation.trigger.text,
+        input_schema={
+            "type": "object",
+            "required": execution.inputs,
+            "properties": {name: {"type": "string"} for name in execution.inputs},
+        },
+        owned_state=execution.state.text,
+        tools=["open door to", "go to", "look around"],
+        success=execution.completion.text,
+        failure=execution.failure.text,
+        return_schema=RETURN_SCHEMA,
+        probes=_probes(spec) + _probes(spec, expect="failure", inputs=unreachable)[:1],
+    )

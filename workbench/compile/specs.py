@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 
 from store import Claim, Cluster, Episode, InterventionSpec, Store
-from workbench.agents.guidance import placeholders
+from workbench.agents.guidance import neutral, placeholders
 from workbench.analyze.causes import build_case
 from workbench.compile.proposals import MemberCase, SpecProposal
 
@@ -81,8 +81,8 @@ def _member(
         analysis_id=analysis_id,
         cluster_id=cluster_id,
         case=case,
-        initial_observation=_first_observation(store, episode.id),
-        contrast_initial_observation=_first_observation(store, case.contrast_id)
+        initial_observation=first_observation(store, episode.id),
+        contrast_initial_observation=first_observation(store, case.contrast_id)
         if case.contrast_id
         else "",
         start=analysis.start,
@@ -94,7 +94,8 @@ def _member(
     )
 
 
-def _first_observation(store: Store, episode_id: str) -> str:
+def first_observation(store: Store, episode_id: str) -> str:
+    """Stored step 0 of an episode: the observation it started from."""
     step = store.step(episode_id, 0)
     return step.observation if step else ""
 
@@ -133,7 +134,7 @@ def traceability(spec: InterventionSpec, members: dict[str, MemberCase]) -> list
             steps[member.case.contrast_id] = {0, *(s.index for s in member.case.contrast_steps)}
     problems = []
     try:
-        groups = re.compile(_unfilled(spec.activation.trigger.value)).groups
+        groups = re.compile(neutral(spec.activation.trigger.value)).groups
     except re.error as error:
         return [f"activation.trigger: pattern does not compile ({error})"]
     declared = {str(i) for i in range(1, groups + 1)}
@@ -158,15 +159,10 @@ def traceability(spec: InterventionSpec, members: dict[str, MemberCase]) -> list
             )
         if name.startswith(("activation.observations", "execution.completion")) and claim.value:
             try:
-                re.compile(_unfilled(claim.value))
+                re.compile(neutral(claim.value))
             except re.error as error:
                 problems.append(f"{name}: pattern does not compile ({error})")
     return problems
-
-
-def _unfilled(pattern: str) -> str:
-    """A pattern with its placeholders replaced by a neutral word, to check it compiles."""
-    return re.sub(r"\{E?\d+\}", "x", pattern)
 
 
 def to_spec(

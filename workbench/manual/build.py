@@ -55,23 +55,26 @@ class BuildReport:
 def guidance_of(store: Store) -> Guidance:
     """What the agent follows: every rule with an executable form (its content as the text an
     LLM agent reads)."""
-    forms = []
-    for rule in store.manual_rules():
-        if rule.form:
-            forms.append(
-                RuleForm.model_validate({**rule.form, "id": rule.id, "description": rule.content})
-            )
-    return Guidance(forms=forms)
+    return _forms(store.manual_rules())
 
 
-def rules_text(store: Store, family: str) -> str:
+def _forms(rules: list[ManualRule]) -> Guidance:
+    return Guidance(
+        forms=[
+            RuleForm.model_validate({**rule.form, "id": rule.id, "description": rule.content})
+            for rule in rules
+            if rule.form
+        ]
+    )
+
+
+def rules_text(rules: list[ManualRule], note: LibraryEntry | None) -> str:
     """The rule system as an LLM agent reads it, with the task type's skill or reflection."""
     lines = ["Rules (from earlier episodes):"]
-    for rule in store.manual_rules():
+    for rule in rules:
         lines.append(f"- {rule.id} ({rule.type}): {rule.content}")
         if rule.example:
             lines.append(f"  Example: {rule.example}")
-    note = library_note(store, family)
     if note is not None:
         title = (
             "Skill that solved this task type"
@@ -116,8 +119,10 @@ def build(
         progress.start(len(todo), "building rules")
         for job in todo:
             check_cancel(cancel)
-            guidance = guidance_of(store)
-            manual = rules_text(store, job.family)
+            rules = store.manual_rules()  # the rule system this episode runs with
+            note = library_note(store, job.family)
+            guidance = _forms(rules)
+            manual = rules_text(rules, note)
             if config.agent.kind != "scripted":  # a model reads every rule and the library
                 agent = build_agent(config.agent, db_path, manual)
             played = play_episode(
@@ -129,7 +134,6 @@ def build(
             )
             task, episode, steps = played.records()
             episode.metadata["manual_rules"] = [f.id for f in guidance.forms]
-            note = library_note(store, job.family)
             if note is not None:
                 episode.metadata["library"] = note.id
             with store.transaction():
@@ -147,7 +151,7 @@ def build(
                     if s.action
                 ],
                 success=bool(episode.outcome.success),
-                rules=store.manual_rules(),
+                rules=rules,
                 fired=[u["artifact"] for u in episode.metadata.get("guidance_uses", [])],
                 thoughts={s.index: s.thought for s in steps if s.thought},
             )

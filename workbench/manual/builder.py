@@ -25,17 +25,17 @@ from typing import Literal
 
 from store import LibraryEntry, ManualRule, Store
 from workbench.analyze.causes import (
-    CRITICAL_REWARD,
     benign_errors,
     build_case,
     error_signature,
+    is_critical,
     locate,
 )
 from workbench.analyze.heuristic import shape, trigger_of
 from workbench.compare import normalize_action
 from workbench.compile import heuristic as compile_heuristic
 from workbench.compile.proposals import MemberCase
-from workbench.compile.specs import regime_of, to_spec
+from workbench.compile.specs import first_observation, regime_of, to_spec
 from workbench.llm.reasoner import CaseStep
 from workbench.manual.operations import DeleteRule, UpdateRule, WriteRule
 
@@ -73,7 +73,7 @@ class BuildCase:
         a failure (composed from the run, so every Planner has one)."""
         if self.outcome == "direct success":
             return "Procedure that solved the task: " + "; ".join(s.action for s in self.steps)
-        errors = [s for s in self.steps if error_signature(s.observation) or _critical(s)]
+        errors = [s for s in self.steps if error_signature(s.observation) or is_critical(s)]
         listed = "; ".join(
             f"step {s.index} '{s.action}' → '{s.observation.splitlines()[0] if s.observation else ''}'"
             for s in errors[:5]
@@ -85,10 +85,6 @@ class BuildCase:
         return (
             f"Failed. The faulty step looks like {where}. Errors met: {listed or 'none visible'}."
         )
-
-
-def _critical(step: CaseStep) -> bool:
-    return step.reward is not None and step.reward <= CRITICAL_REWARD
 
 
 @dataclass
@@ -256,8 +252,8 @@ def _failure(store: Store, case: BuildCase) -> BuilderAnswer:
         analysis_id=0,
         cluster_id=0,
         case=failure_case,
-        initial_observation=_first(store, episode.id),
-        contrast_initial_observation=_first(store, failure_case.contrast_id)
+        initial_observation=first_observation(store, episode.id),
+        contrast_initial_observation=first_observation(store, failure_case.contrast_id)
         if failure_case.contrast_id
         else "",
         start=finding.step,
@@ -274,7 +270,7 @@ def _failure(store: Store, case: BuildCase) -> BuilderAnswer:
         contract = compile_heuristic.propose(spec, "rule").contract
         form = contract["form"] if contract else None
     rejection = compile_heuristic.first_line(at.observation) or "no visible error"
-    critical = at.reward is not None and at.reward <= CRITICAL_REWARD
+    critical = is_critical(at)
     content = (
         f"In {case.family} tasks: '{shape(at.action, case.instruction)}' "
         + ("ended the task (critical)" if critical else f"met '{rejection}'")
@@ -295,11 +291,6 @@ def _failure(store: Store, case: BuildCase) -> BuilderAnswer:
         form=form,
     )
     return BuilderAnswer("imperfect rules", [write], [reflection])
-
-
-def _first(store: Store, episode_id: str) -> str:
-    step = store.step(episode_id, 0)
-    return step.observation if step else ""
 
 
 def consolidate(rules: list[ManualRule], n_max: int) -> list[UpdateRule | DeleteRule]:
