@@ -29,6 +29,7 @@ from store.db import (
     Store,
     default_db_path,
 )
+from store.evolution import REGIMES, Checkpoint, Evolution, Regime
 from store.manual import RULE_TYPES, LibraryEntry, Manual, ManualRule, RuleEvent, RuleType
 from store.migrations import SCHEMA_VERSION
 from store.records import (
@@ -49,6 +50,7 @@ from store.records import (
 __all__ = [
     "DEFAULT_DB",
     "OBLIGATIONS",
+    "REGIMES",
     "RULE_TYPES",
     "SCHEMA_ORDER",
     "SCHEMA_VERSION",
@@ -58,12 +60,14 @@ __all__ = [
     "ArtifactKind",
     "ArtifactVersion",
     "Batch",
+    "Checkpoint",
     "Citation",
     "Claim",
     "Cluster",
     "CompileAttempt",
     "Episode",
     "EpisodeFilter",
+    "Evolution",
     "Execution",
     "Gate",
     "GateCheck",
@@ -79,6 +83,7 @@ __all__ = [
     "ObligationName",
     "Observed",
     "Outcome",
+    "Regime",
     "ReplayCase",
     "RuleEvent",
     "RuleType",

@@ -23,6 +23,7 @@ class AnalysisTables:
     ``_insert_span`` from :class:`store.db.Store`."""
 
     conn: sqlite3.Connection
+    workspace: str
 
     # -- runs -----------------------------------------------------------------------------------
 
@@ -30,16 +31,21 @@ class AnalysisTables:
         """Record the start of an analysis run and return it with its id."""
         row = to_row(run)
         del row["id"]
+        row["workspace"] = self.workspace
         with self.transaction():
             return run.model_copy(update={"id": _insert(self.conn, "analysis_runs", row)})
 
     def analysis_runs(
         self, reasoner: str | None = None, scope: dict[str, Any] | None = None
     ) -> list[AnalysisRun]:
-        """Analysis runs, newest first, optionally only those of one reasoner and scope."""
+        """The workspace's analysis runs, newest first, optionally only those of one reasoner
+        and scope."""
         runs = [
             from_row(AnalysisRun, r)
-            for r in self._rows("SELECT * FROM analysis_runs ORDER BY id DESC")
+            for r in self._rows(
+                "SELECT * FROM analysis_runs WHERE workspace = ? ORDER BY id DESC",
+                (self.workspace,),
+            )
         ]
         return [
             run

@@ -8,13 +8,14 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import sqlite_utils
 
 from store.analyses import AnalysisTables
+from store.evolution import EvolutionTables
 from store.manual_tables import ManualTables
 from store.migrations import migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
@@ -46,6 +47,8 @@ class EpisodeFilter:
     environment: str | None = None
     replays: bool | None = None
     """``False`` leaves out episodes of replay batches (a candidate's paired replays)."""
+    workspace: str | None = None
+    """Only episodes of this workspace's batches (the store fills in its own when ``None``)."""
 
     def where(self) -> tuple[str, list[Any]]:
         """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters."""
@@ -69,6 +72,9 @@ class EpisodeFilter:
         if self.environment is not None:
             clauses.append("e.task_id IN (SELECT id FROM tasks WHERE environment = ?)")
             params.append(self.environment)
+        if self.workspace is not None:
+            clauses.append("e.batch_id IN (SELECT id FROM batches WHERE workspace = ?)")
+            params.append(self.workspace)
         if self.replays is False:
             clauses.append(
                 "(e.batch_id IS NULL OR e.batch_id NOT IN (SELECT id FROM batches WHERE kind = 'replay'))"
@@ -148,7 +154,7 @@ _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
 
 
-class Store(AnalysisTables, RepositoryTables, ManualTables):
+class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     """Workbench records in one SQLite file (WAL mode, foreign keys on, FTS over steps).
 
     Reads return pydantic records. Writes that belong together go through
@@ -159,8 +165,11 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
             for a private in-memory database.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_DB) -> None:
+    def __init__(self, path: str | os.PathLike[str] = DEFAULT_DB, workspace: str = "") -> None:
         self.path = str(path)
+        self.workspace = workspace
+        """Episodes, analyses, specs and artifacts this store sees and writes ('' is the
+        researcher's own; experiments such as ``workbench evolve`` work in their own)."""
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -215,14 +224,23 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
 
     # -- batches, tasks, sources ----------------------------------------------------------
 
-    def _insert_or_ignore(self, table: str, record: Batch | Task) -> None:
+    def _insert_or_ignore(self, table: str, record: Task) -> None:
         row = to_row(record)
         with self.transaction():
             self.conn.execute(_insert_sql(table, list(row), "INSERT OR IGNORE"), list(row.values()))
 
     def put_batch(self, batch: Batch) -> None:
-        """Insert a batch, or leave an existing one with the same id as it is."""
-        self._insert_or_ignore("batches", batch)
+        """Insert a batch into this store's workspace, or leave an existing one with the same
+        id as it is."""
+        row = {**to_row(batch), "workspace": self.workspace}
+        with self.transaction():
+            self.conn.execute(
+                _insert_sql("batches", list(row), "INSERT OR IGNORE"), list(row.values())
+            )
+
+    def scoped(self, where: EpisodeFilter) -> EpisodeFilter:
+        """``where`` limited to this store's workspace unless it names one itself."""
+        return where if where.workspace is not None else replace(where, workspace=self.workspace)
 
     def batch(self, batch_id: str) -> Batch | None:
         """The batch with this id or name."""
@@ -230,8 +248,11 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
         return from_row(Batch, rows[0]) if rows else None
 
     def batches(self) -> list[Batch]:
-        """All batches, oldest first."""
-        return [from_row(Batch, r) for r in self._rows("SELECT * FROM batches ORDER BY rowid")]
+        """The workspace's batches, oldest first."""
+        rows = self._rows(
+            "SELECT * FROM batches WHERE workspace = ? ORDER BY rowid", (self.workspace,)
+        )
+        return [from_row(Batch, r) for r in rows]
 
     def put_task(self, task: Task) -> None:
         """Insert a task, or leave an existing one with the same id as it is."""
@@ -290,14 +311,14 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
         self, where: EpisodeFilter = EpisodeFilter(), limit: int | None = None, offset: int = 0
     ) -> list[Episode]:
         """Episodes matching ``where``, failures first, then in insertion order."""
-        sql, params = self.episode_query(where, limit, offset)
+        sql, params = self.episode_query(self.scoped(where), limit, offset)
         return [from_row(Episode, r) for r in self._rows(sql, params)]
 
     def listing(
         self, where: EpisodeFilter = EpisodeFilter(), limit: int | None = None, offset: int = 0
     ) -> list[ListedEpisode]:
         """Like :meth:`episodes`, but only what a list view shows (much cheaper per row)."""
-        sql, params = self.episode_query(where, limit, offset, columns=LISTED_COLUMNS)
+        sql, params = self.episode_query(self.scoped(where), limit, offset, columns=LISTED_COLUMNS)
         return [
             ListedEpisode(
                 *r[:7],
@@ -327,7 +348,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
         self, where: EpisodeFilter = EpisodeFilter(), page: int = 500
     ) -> Iterator[Episode]:
         """Every episode matching ``where``, read a page at a time (for exports)."""
-        clause, params = where.where()
+        clause, params = self.scoped(where).where()
         last = 0
         while True:
             rows = self._rows(
@@ -348,7 +369,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
 
     def count_episodes(self, where: EpisodeFilter = EpisodeFilter()) -> int:
         """How many episodes match ``where``."""
-        clause, params = where.where()
+        clause, params = self.scoped(where).where()
         return self._rows(f"SELECT count(*) FROM episodes e WHERE {clause}", params)[0][0]
 
     def steps(self, episode_id: str, start: int = 0, stop: int | None = None) -> list[Step]:
@@ -373,7 +394,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
 
         A query that is not valid FTS5 syntax is searched as a quoted phrase instead.
         """
-        clause, params = where.where()
+        clause, params = self.scoped(where).where()
         sql = (
             'SELECT s.episode_id, s."index", s.kind, '
             "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
@@ -529,9 +550,15 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
         sql = {
             "family": "SELECT DISTINCT family FROM episodes ORDER BY family",
             "agent": "SELECT DISTINCT agent FROM episodes ORDER BY agent",
-            "batch": "SELECT name FROM batches WHERE id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
+            "batch": "SELECT name FROM batches b WHERE id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
         }[column]
-        return [row[0] for row in self._rows(sql) if row[0]]
+        scoped = sql.replace(
+            " ORDER BY",
+            " WHERE batch_id IN (SELECT id FROM batches WHERE workspace = ?) ORDER BY"
+            if column != "batch"
+            else " AND workspace = ? ORDER BY",
+        )
+        return [row[0] for row in self._rows(scoped, (self.workspace,)) if row[0]]
 
     def episode_position(self, where: EpisodeFilter, episode_id: str) -> tuple[int, bool]:
         """Where an episode stands in the failures-first listing of ``where``: how many listed
@@ -539,7 +566,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
         row = self._rows(f"SELECT {_TRIAGE}, e.rowid FROM episodes e WHERE e.id = ?", (episode_id,))
         if not row:
             return 0, False
-        clause, params = where.where()
+        clause, params = self.scoped(where).where()
         before = self._rows(
             f"SELECT count(*) FROM episodes e WHERE {clause} AND ({_TRIAGE}, e.rowid) < (?, ?)",
             [*params, row[0][0], row[0][1]],
@@ -551,7 +578,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
 
     def summary(self, where: EpisodeFilter = EpisodeFilter()) -> GroupStats:
         """Outcome counts of all episodes ``where`` selects, as one group (key ``""``)."""
-        clause, params = where.where()
+        clause, params = self.scoped(where).where()
         row = self._rows(f"SELECT {_OUTCOME_COUNTS} FROM episodes e WHERE {clause}", params)[0]
         return GroupStats("", *row)
 
@@ -562,7 +589,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables):
     ) -> list[GroupStats]:
         """Outcome counts per family, agent or batch (batches by name)."""
         key = {"family": "e.family", "agent": "e.agent", "batch": "b.name"}[by]
-        clause, params = where.where()
+        clause, params = self.scoped(where).where()
         rows = self._rows(
             f"SELECT {key}, {_OUTCOME_COUNTS} FROM episodes e JOIN batches b ON b.id = e.batch_id "
             f"WHERE {clause} GROUP BY {key} ORDER BY {key}",

@@ -351,6 +351,45 @@ MANUAL_RULES = _script(
     )""",
 )
 
+WORKSPACES = _script(
+    # A workspace keeps one experiment's batches (and so its episodes), analyses, specs and
+    # artifact versions apart from the researcher's own ('' is the main workspace).
+    "ALTER TABLE batches ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE analysis_runs ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE specs ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE artifact_versions ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
+    "CREATE INDEX batches_by_workspace ON batches(workspace, id)",
+    """
+    CREATE TABLE evolutions (
+        name TEXT PRIMARY KEY,
+        params TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    )""",
+    """
+    CREATE TABLE checkpoints (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        evolution TEXT NOT NULL REFERENCES evolutions(name) ON DELETE CASCADE,
+        regime TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        tasks INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        total INTEGER NOT NULL,
+        sizes TEXT NOT NULL,
+        stored INTEGER NOT NULL,
+        used INTEGER NOT NULL,
+        ledger INTEGER NOT NULL,
+        lost INTEGER NOT NULL,
+        recovered INTEGER NOT NULL,
+        degradation REAL NOT NULL,
+        outcomes TEXT NOT NULL,
+        uses TEXT NOT NULL,
+        admissions TEXT NOT NULL,
+        batch_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (evolution, regime, position)
+    )""",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -358,6 +397,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "analyses", ANALYSES),
     Migration(5, "repository", REPOSITORY),
     Migration(6, "manual", MANUAL_RULES),
+    Migration(7, "workspaces", WORKSPACES),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

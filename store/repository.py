@@ -24,6 +24,7 @@ class RepositoryTables:
     ``transaction`` from :class:`store.db.Store`."""
 
     conn: sqlite3.Connection
+    workspace: str
 
     # -- specs and attempts ----------------------------------------------------------------------
 
@@ -34,6 +35,7 @@ class RepositoryTables:
         with self.transaction():
             row = to_row(spec)
             del row["id"]
+            row["workspace"] = self.workspace
             spec = spec.model_copy(update={"id": _insert(self.conn, "specs", row)})
             stored = []
             for attempt in attempts:
@@ -52,15 +54,16 @@ class RepositoryTables:
     def specs(
         self, run_id: int | None = None, cluster_id: int | None = None
     ) -> list[InterventionSpec]:
-        """Specs, newest first; optionally of one analysis run or covering one cluster."""
-        clauses, params = [], []
+        """The workspace's specs, newest first; optionally of one analysis run or covering one
+        cluster."""
+        clauses, params = ["workspace = ?"], [self.workspace]
         if run_id is not None:
             clauses.append("run_id = ?")
             params.append(run_id)
         if cluster_id is not None:
             clauses.append("EXISTS (SELECT 1 FROM json_each(specs.clusters) WHERE value = ?)")
             params.append(cluster_id)
-        where = " AND ".join(clauses) or "1"
+        where = " AND ".join(clauses)
         return [
             from_row(InterventionSpec, r)
             for r in self._rows(f"SELECT * FROM specs WHERE {where} ORDER BY id DESC", params)
@@ -86,15 +89,18 @@ class RepositoryTables:
     # -- artifact versions ----------------------------------------------------------------------
 
     def stage_version(self, version: ArtifactVersion) -> ArtifactVersion:
-        """Store a new staged version; its number is one past the artifact's latest."""
+        """Store a new staged version in the workspace; its number is one past the artifact's
+        latest there."""
         with self.transaction():
             latest = self._rows(
-                "SELECT coalesce(max(version), 0) FROM artifact_versions WHERE artifact = ?",
-                (version.artifact,),
+                "SELECT coalesce(max(version), 0) FROM artifact_versions "
+                "WHERE artifact = ? AND workspace = ?",
+                (version.artifact, self.workspace),
             )[0][0]
             version = version.model_copy(update={"version": latest + 1, "status": "staged"})
             row = to_row(version)
             del row["id"]
+            row["workspace"] = self.workspace
             return version.model_copy(update={"id": _insert(self.conn, "artifact_versions", row)})
 
     def versions(
@@ -103,8 +109,9 @@ class RepositoryTables:
         status: VersionStatus | None = None,
         spec_id: int | None = None,
     ) -> list[ArtifactVersion]:
-        """Artifact versions by artifact name then version (optionally filtered)."""
-        clauses, params = [], []
+        """The workspace's artifact versions by artifact name then version (optionally
+        filtered)."""
+        clauses, params = ["workspace = ?"], [self.workspace]
         if spec_id is not None:
             clauses.append("spec_id = ?")
             params.append(spec_id)
@@ -114,7 +121,7 @@ class RepositoryTables:
         if status is not None:
             clauses.append("status = ?")
             params.append(status)
-        where = " AND ".join(clauses) or "1"
+        where = " AND ".join(clauses)
         rows = self._rows(
             f"SELECT * FROM artifact_versions WHERE {where} ORDER BY artifact, version", params
         )
@@ -146,7 +153,8 @@ class RepositoryTables:
         if status == "active":
             self.conn.execute(
                 "UPDATE artifact_versions SET status = 'superseded' WHERE status = 'active' "
-                "AND artifact = (SELECT artifact FROM artifact_versions WHERE id = ?)",
+                "AND (artifact, workspace) = "
+                "(SELECT artifact, workspace FROM artifact_versions WHERE id = ?)",
                 (version_id,),
             )
         self.conn.execute(
@@ -189,5 +197,9 @@ class RepositoryTables:
         return [from_row(LedgerEntry, r) for r in rows]
 
     def artifact_names(self) -> list[str]:
-        """Every artifact that has a version."""
-        return [r[0] for r in self._rows("SELECT DISTINCT artifact FROM artifact_versions")]
+        """Every artifact that has a version in the workspace."""
+        rows = self._rows(
+            "SELECT DISTINCT artifact FROM artifact_versions WHERE workspace = ?",
+            (self.workspace,),
+        )
+        return [r[0] for r in rows]
