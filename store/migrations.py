@@ -357,7 +357,54 @@ WORKSPACES = _script(
     "ALTER TABLE batches ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE analysis_runs ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE specs ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
-    "ALTER TABLE artifact_versions ADD COLUMN workspace TEXT NOT NULL DEFAULT ''",
+    # Version numbers become unique per workspace: SQLite cannot drop a table constraint, so
+    # the versions and their ledger are rebuilt. They are copied out first (dropping a table
+    # that others reference would cascade into their rows), then copied back in id order (a
+    # parent version is always older than its revision).
+    "CREATE TEMP TABLE versions_copy AS SELECT * FROM artifact_versions",
+    "CREATE TEMP TABLE ledger_copy AS SELECT * FROM replay_ledger",
+    "DROP TABLE replay_ledger",
+    "DROP TABLE artifact_versions",
+    """
+    CREATE TABLE artifact_versions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        artifact TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        contract TEXT NOT NULL,
+        spec_id INTEGER REFERENCES specs(id) ON DELETE SET NULL,
+        attempt_id INTEGER REFERENCES compile_attempts(id) ON DELETE SET NULL,
+        parent INTEGER REFERENCES artifact_versions(id) ON DELETE SET NULL,
+        origin TEXT NOT NULL,
+        cases TEXT NOT NULL,
+        contract_gate TEXT,
+        replay_gate TEXT,
+        created_at TEXT NOT NULL,
+        workspace TEXT NOT NULL DEFAULT '',
+        UNIQUE (workspace, artifact, version)
+    )""",
+    """
+    CREATE TABLE replay_ledger (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        version_id INTEGER NOT NULL REFERENCES artifact_versions(id) ON DELETE CASCADE,
+        "case" TEXT NOT NULL,
+        role TEXT NOT NULL,
+        baseline_episode TEXT,
+        candidate_episode TEXT,
+        baseline_success INTEGER,
+        candidate_success INTEGER,
+        fired INTEGER NOT NULL,
+        UNIQUE (version_id, "case")
+    )""",
+    "INSERT INTO artifact_versions (id, artifact, version, kind, status, contract, spec_id, "
+    "attempt_id, parent, origin, cases, contract_gate, replay_gate, created_at) "
+    "SELECT id, artifact, version, kind, status, contract, spec_id, attempt_id, parent, origin, "
+    "cases, contract_gate, replay_gate, created_at FROM versions_copy ORDER BY id",
+    "INSERT INTO replay_ledger SELECT * FROM ledger_copy ORDER BY id",
+    "DROP TABLE versions_copy",
+    "DROP TABLE ledger_copy",
+    "CREATE INDEX versions_by_status ON artifact_versions(workspace, status, artifact)",
     "CREATE INDEX batches_by_workspace ON batches(workspace, id)",
     """
     CREATE TABLE evolutions (

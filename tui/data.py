@@ -12,15 +12,32 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import get_args
 
-from store import EpisodeFilter, ListedEpisode, Span, Step, Store
+from store import EpisodeFilter, ListedEpisode, Step, Store
 from store.db import OutcomeFilter
-from store.records import SpanKind, Split
+from store.records import Split
+from workbench.spans import SPAN_KINDS, ChangeKind, SpanChange, SpanHistory, spans_at
+
+__all__ = [
+    "OUTCOMES",
+    "SPAN_KINDS",
+    "SPLITS",
+    "ChangeKind",
+    "FilterChoices",
+    "Session",
+    "SpanChange",
+    "SpanHistory",
+    "StorePool",
+    "filter_choices",
+    "find_step",
+    "neighbour",
+    "spans_at",
+    "step_text",
+]
 
 OUTCOMES: tuple[str, ...] = get_args(OutcomeFilter)
 SPLITS: tuple[str, ...] = get_args(Split)
-SPAN_KINDS: tuple[str, ...] = get_args(SpanKind)
 
 
 class StorePool:
@@ -145,77 +162,6 @@ def _wrapped_ranges(
         for first, last in ((0, after), (max(after, 0), n_steps)):
             for stop in range(min(last, n_steps), max(first, 0), -chunk):
                 yield max(stop - chunk, first), stop
-
-
-def spans_at(spans: list[Span], index: int) -> list[Span]:
-    """The spans that cover step ``index``, innermost (shortest) first."""
-    covering = [s for s in spans if s.start <= index <= s.end]
-    return sorted(covering, key=lambda s: (s.end - s.start, -(s.id or 0)))
-
-
-ChangeKind = Literal["add", "edit", "delete"]
-
-
-@dataclass
-class SpanChange:
-    """One span change that can be undone: what the span was before and after."""
-
-    kind: ChangeKind
-    before: Span | None
-    after: Span | None
-
-
-class SpanHistory:
-    """Span changes made in the UI, newest last, undone against the store one at a time."""
-
-    def __init__(self) -> None:
-        self._changes: list[SpanChange] = []
-
-    def __len__(self) -> int:
-        return len(self._changes)
-
-    def record(self, kind: ChangeKind, before: Span | None, after: Span | None) -> None:
-        """Remember a change that has been saved."""
-        self._changes.append(SpanChange(kind, before, after))
-
-    def save(self, store: Store, kind: ChangeKind, span: Span, before: Span | None = None) -> None:
-        """Make a change in the store and remember it: ``add`` ``span``, ``edit`` ``before``
-        into ``span``, or ``delete`` ``span``."""
-        if kind == "add":
-            self.record("add", None, store.add_span(span))
-        elif kind == "edit":
-            self.record("edit", before, store.update_span(span))
-        else:
-            assert span.id is not None
-            self.record("delete", store.delete_span(span.id), None)
-
-    def undo(self, store: Store) -> SpanChange | None:
-        """Revert the newest change in the store; ``None`` when there is nothing to undo.
-
-        Undoing a delete stores the span again under a new id; older changes that name the
-        old id are pointed at the new one.
-        """
-        if not self._changes:
-            return None
-        change = self._changes.pop()
-        if change.kind == "add":
-            assert change.after is not None and change.after.id is not None
-            store.delete_span(change.after.id)
-        elif change.kind == "edit":
-            assert change.before is not None
-            store.update_span(change.before)
-        else:
-            assert change.before is not None
-            restored = store.add_span(change.before.model_copy(update={"id": None}))
-            self._renumber(change.before.id, restored.id)
-        return change
-
-    def _renumber(self, old: int | None, new: int | None) -> None:
-        for change in self._changes:
-            for name in ("before", "after"):
-                span = getattr(change, name)
-                if span is not None and span.id == old:
-                    setattr(change, name, span.model_copy(update={"id": new}))
 
 
 def neighbour(

@@ -953,7 +953,9 @@ def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -
     console.print(table)
 
 
-import workbench.cli_manual  # noqa: E402, F401  (registers the manual group on `main`)
+import workbench.cli_evolve  # noqa: E402  (registers evolve on `main`)
+import workbench.cli_manual  # noqa: E402  (registers the manual group on `main`)
+import workbench.cli_plot  # noqa: E402, F401  (registers the plot group on `main`)
 from workbench import cli_repo  # noqa: E402  (registers compile, replay and repo on `main`)
 
 __all__ = ["cli_repo", "main"]

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from store import ArtifactVersion, InterventionSpec, Store
-from workbench.admit.repository import ContractError, admit, export, stage_file
+from workbench.admit.repository import ContractError, admission_order, admit, export, stage_file
 from workbench.cli import (
     RichProgress,
     console,
@@ -148,8 +148,8 @@ def compile_command(
 
 def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     staged = store.versions(status="staged")
-    if artifact is None:  # the broadest claims first: later ones are judged with them active
-        return sorted(staged, key=lambda v: -sum(c.role == "correction" for c in v.cases))
+    if artifact is None:
+        return admission_order(staged)
     if artifact.isdigit():
         version = store.version(int(artifact))
         if version is None:

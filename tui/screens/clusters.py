@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
 from rich.text import Text
@@ -20,7 +19,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store import Analysis, AnalysisRun, Cluster, EpisodeFilter, Store
+from store import Analysis, Cluster, EpisodeFilter
 from tui.cells import STATUS_STYLES, clip
 from tui.data import Session
 from tui.screens.compare import CompareScreen
@@ -29,6 +28,7 @@ from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from workbench.analyze import review
 from workbench.analyze.analyzer import AnalysisReport, analyze
+from workbench.analyze.clusters import ClusterData, read_clusters
 from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.progress import Cancelled, Progress
 
@@ -66,30 +66,6 @@ MEMBER_COLUMNS: list[tuple[str, int | None]] = [
     ("change", 44),
 ]
 Verdict = Literal["accept", "edit", "reject"]
-
-
-@dataclass(frozen=True)
-class ClusterData:
-    """What the screen shows: the latest analysis run, its clusters and its analyses."""
-
-    run: AnalysisRun | None = None
-    clusters: list[Cluster] = field(default_factory=list)
-    analyses: dict[int, Analysis] = field(default_factory=dict)
-
-    def members(self, cluster: Cluster) -> list[Analysis]:
-        """The cluster's member analyses, in the order the store gives them."""
-        return [self.analyses[m] for m in cluster.members if m in self.analyses]
-
-
-def read_clusters(store: Store) -> ClusterData:
-    """The latest analysis run (any reasoner, any scope) with its clusters and analyses."""
-    runs = store.analysis_runs()
-    if not runs:
-        return ClusterData()
-    run = runs[0]
-    assert run.id is not None
-    analyses = {a.id: a for a in store.analyses(run.id) if a.id is not None}
-    return ClusterData(run, store.clusters(run.id), analyses)
 
 
 def run_summary(data: ClusterData) -> Text:

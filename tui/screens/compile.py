@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -20,13 +19,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from store import (
-    AnalysisRun,
     ArtifactVersion,
     Citation,
     CompileAttempt,
     EpisodeFilter,
     InterventionSpec,
-    Store,
 )
 from tui.cells import clip, plural, status_text
 from tui.data import Session
@@ -36,6 +33,7 @@ from tui.widgets.job_progress import JobProgress
 from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.compile.compiler import CompileReport, compile_run
 from workbench.compile.specs import claims_of
+from workbench.compile.witness import SpecData, read_specs
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -73,34 +71,6 @@ WITNESS_COLUMNS: list[tuple[str, int | None]] = [
     ("slot", 15),
     ("witness / citations", 57),
 ]
-
-
-@dataclass(frozen=True)
-class SpecData:
-    """What the screen shows: the latest analysis run, its specs, their attempts and the
-    versions staged from them."""
-
-    run: AnalysisRun | None = None
-    specs: list[InterventionSpec] = field(default_factory=list)
-    attempts: dict[int, list[CompileAttempt]] = field(default_factory=dict)
-    staged: dict[int, ArtifactVersion] = field(default_factory=dict)
-    """Spec id → the version staged from it."""
-
-    def spec_covering(self, cluster_id: int) -> InterventionSpec | None:
-        """The first listed spec that covers the cluster."""
-        return next((s for s in self.specs if cluster_id in s.clusters), None)
-
-
-def read_specs(store: Store) -> SpecData:
-    """The latest analysis run's specs (newest first), their attempts and staged versions."""
-    runs = store.analysis_runs()
-    if not runs:
-        return SpecData()
-    run = runs[0]
-    specs = store.specs(run.id)
-    attempts = {s.id: store.attempts(s.id) for s in specs if s.id is not None}
-    staged = {v.spec_id: v for v in store.versions() if v.spec_id in attempts}
-    return SpecData(run, specs, attempts, staged)
 
 
 def summary(data: SpecData, cluster_id: int | None = None) -> Text:

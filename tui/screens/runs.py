@@ -36,6 +36,7 @@ HELP = Help(
         ("K", "intervention specs compiled from those clusters (r there compiles)"),
         ("R", "the artifact repository: versions, gate checks, replay ledgers"),
         ("M", "the manual: its versions and diffs, the rules with their history"),
+        ("E", "repository evolution: pass rate, size, use and degradation per regime"),
         ("ctrl+r", "reload now"),
     ],
 )
@@ -55,6 +56,7 @@ class RunsScreen(Screen[None]):
         Binding("K", "compile", "Compile", show=False),
         Binding("R", "repository", "Repository", show=False),
         Binding("M", "manual", "Manual", show=False),
+        Binding("E", "evolution", "Evolution", show=False),
     ]
 
     def __init__(
@@ -221,6 +223,11 @@ class RunsScreen(Screen[None]):
         from tui.screens.manual import ManualScreen
 
         self.app.push_screen(ManualScreen(self.session))
+
+    def action_evolution(self) -> None:
+        from tui.screens.evolution import EvolutionScreen
+
+        self.app.push_screen(EvolutionScreen(self.session))
 
     def action_compare(self) -> None:
         from tui.screens.compare import CompareScreen

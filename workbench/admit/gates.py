@@ -312,11 +312,14 @@ def replay_gate(
     workers: int = 2,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    preservation: bool = True,
 ) -> Gate:
-    """Replay the version's cases without and with it, fill its ledger, and judge."""
+    """Replay the version's cases without and with it, fill its ledger, and judge.
+    ``preservation=False`` (an ablation) replays and judges the correction set only."""
     progress = progress or NullProgress()
     assert version.id is not None
-    groups = _groups(store, version.cases)
+    cases = [c for c in version.cases if preservation or c.role == "correction"]
+    groups = _groups(store, cases)
     total = sum(len(cases) for _, cases in groups.values())
     if not total:
         return Gate(
@@ -366,8 +369,8 @@ def replay_gate(
                     episodes[(case.episode_id, side)] = f"{batch}:{case.episode_id}"
     finally:
         progress.finish()
-    ledger = [_entry(store, version, c, episodes) for c in version.cases]
-    return judge(ledger)
+    ledger = [_entry(store, version, c, episodes) for c in cases]
+    return judge(ledger, preservation)
 
 
 class _Forward:
@@ -405,8 +408,9 @@ def _entry(
     return store.put_ledger(entry)
 
 
-def judge(ledger: list[LedgerEntry]) -> Gate:
-    """The replay verdict from a paired ledger."""
+def judge(ledger: list[LedgerEntry], preservation: bool = True) -> Gate:
+    """The replay verdict from a paired ledger (without the preservation check when
+    ``preservation`` is off)."""
     corrections = [e for e in ledger if e.role == "correction" and e.change != "pending"]
     preserved = [e for e in ledger if e.role == "preservation" and e.change != "pending"]
     fixed = sum(e.change == "fixed" for e in corrections)
@@ -443,6 +447,10 @@ def judge(ledger: list[LedgerEntry]) -> Gate:
             else "no preservation case was replayed",
         ),
     ]
+    if not preservation:
+        checks[1] = GateCheck(
+            name="no preservation regression", passed=True, detail="not checked (ablation)"
+        )
     return Gate(passed=all(c.passed for c in checks), checks=checks, stats=stats)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from store import ArtifactVersion, CompileAttempt, Gate, InterventionSpec, Store
+from store import ArtifactVersion, CompileAttempt, Gate, InterventionSpec, Regime, Store
 from workbench.admit.cases import CaseLimits, replay_cases
 from workbench.admit.evidence import trigger_cases
 from workbench.admit.gates import contract_gate, replay_gate
@@ -160,8 +160,13 @@ def admit(
     workers: int = 2,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    regime: Regime = "gated",
 ) -> Admission:
-    """Run both gates on a staged version and record the verdicts (active or rejected)."""
+    """Run both gates on a staged version and record the verdicts (active or rejected).
+
+    ``regime`` exists for ablations (``workbench evolve``): ``no-replay-gate`` admits on the
+    contract gate alone, ``no-preservation`` replays the correction set only.
+    """
     version = store.version(version_id)
     if version is None:
         raise ValueError(f"artifact version {version_id} does not exist")
@@ -174,11 +179,27 @@ def admit(
     if not gate.passed:
         store.record_gate(version_id, "contract", gate, "rejected")
         return Admission(store.version(version_id) or version, gate)
+    if regime == "no-replay-gate":
+        store.record_gate(version_id, "contract", gate, "active")
+        return Admission(store.version(version_id) or version, gate)
     if version.contract_gate is None:
         store.record_gate(version_id, "contract", gate)
-    replay = replay_gate(store, version, workers=workers, progress=progress, cancel=cancel)
+    replay = replay_gate(
+        store,
+        version,
+        workers=workers,
+        progress=progress,
+        cancel=cancel,
+        preservation=regime != "no-preservation",
+    )
     store.record_gate(version_id, "replay", replay, "active" if replay.passed else "rejected")
     return Admission(store.version(version_id) or version, gate, replay)
+
+
+def admission_order(staged: list[ArtifactVersion]) -> list[ArtifactVersion]:
+    """Staged versions in the order to judge them: the broadest claims (most correction
+    cases) first, so that narrower ones are judged with them active."""
+    return sorted(staged, key=lambda v: -sum(c.role == "correction" for c in v.cases))
 
 
 def active_guidance(store: Store) -> Guidance:

@@ -4,8 +4,9 @@ observable conditions, with the regime's successes attached as contrastive evide
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 
-from store import Analysis, Cluster, EpisodeFilter, Store
+from store import Analysis, AnalysisRun, Cluster, EpisodeFilter, Store
 
 CONTRASTS_PER_CLUSTER = 10
 """Successful episodes attached to a cluster as contrastive evidence and preservation candidates."""
@@ -61,3 +62,27 @@ def _family(store: Store, episode_id: str) -> str:
     episode = store.episode(episode_id)
     assert episode is not None  # analyses are deleted with their episode
     return episode.family
+
+
+@dataclass(frozen=True)
+class ClusterData:
+    """What the screen shows: the latest analysis run, its clusters and its analyses."""
+
+    run: AnalysisRun | None = None
+    clusters: list[Cluster] = field(default_factory=list)
+    analyses: dict[int, Analysis] = field(default_factory=dict)
+
+    def members(self, cluster: Cluster) -> list[Analysis]:
+        """The cluster's member analyses, in the order the store gives them."""
+        return [self.analyses[m] for m in cluster.members if m in self.analyses]
+
+
+def read_clusters(store: Store, run_id: int | None = None) -> ClusterData:
+    """An analysis run (the latest when ``None``; any reasoner, any scope) with its clusters
+    and analyses."""
+    runs = store.analysis_runs()
+    run = next((r for r in runs if run_id is None or r.id == run_id), None)
+    if run is None or run.id is None:
+        return ClusterData()
+    analyses = {a.id: a for a in store.analyses(run.id) if a.id is not None}
+    return ClusterData(run, store.clusters(run.id), analyses)

@@ -1,0 +1,158 @@
+"""The Evolution screen: opened with E from Runs, four panels per regime, the checkpoint
+table, refresh and live updates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from store import Evolution, Store
+from tests.evolution_records import NAME, add_gated_checkpoint, write_experiment
+from tests.tui.conftest import SIZE, rows, settle
+from tui.app import make_app
+from tui.screens.evolution import PANELS, EvolutionScreen, panel_lines, read_evolution
+from tui.screens.help import HelpScreen
+
+
+@pytest.fixture
+def evo_db(tmp_path: Path) -> Path:
+    path = tmp_path / "evolution.db"
+    write_experiment(path)
+    return path
+
+
+async def open_evolution(pilot) -> EvolutionScreen:
+    await settle(pilot)
+    await pilot.press("E")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, EvolutionScreen)
+    return screen
+
+
+def rendered(screen: EvolutionScreen, panel: str) -> str:
+    return str(screen.plot(panel).render())
+
+
+async def test_e_opens_the_panels_and_the_table(evo_db):
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        info = screen.query_one("#evo-info").content.plain
+        assert info == (
+            f"{NAME} · 8 checkpoints · gated 62% at 15 tasks, no-replay-gate 50% at 15 tasks"
+        )
+        for panel in PANELS:
+            labels = [line.label for line in screen.lines[panel] if line.label]
+            assert labels == ["gated", "no-replay-gate"], panel
+            text = rendered(screen, panel)
+            assert "gated" in text and "no-replay-gate" in text, panel
+        gated = screen.lines["pass_rate"][0]
+        assert gated.x == [0, 5, 10, 15]
+        assert gated.y == pytest.approx([42, 48, 54, 62])
+        degradation = screen.lines["degradation"][1]
+        assert degradation.y[2] == pytest.approx(3 / 21)
+        table = rows(screen.table)
+        assert len(table) == 8
+        assert table[3] == [
+            "gated",
+            "15",
+            "31/50  62%",
+            "3",
+            "2",
+            "1",
+            "4/6 67%",
+            "0",
+            "0",
+            "+0.00",
+            "6",
+        ]
+        assert table[6][:3] == ["no-replay-gate", "10", "20/50  40%"]
+        assert table[6][-2] == "+0.14"
+        # one experiment: no picker
+        assert not screen.query_one("#evo-picker").has_class("several")
+        await pilot.press("q")
+        await settle(pilot)
+        assert not isinstance(app.screen, EvolutionScreen)
+
+
+async def test_r_shows_a_new_checkpoint(evo_db):
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        assert screen.table.row_count == 8
+        add_gated_checkpoint(evo_db)
+        await pilot.press("r")
+        await settle(pilot)
+        assert screen.table.row_count == 9
+        assert rows(screen.table)[4][:3] == ["gated", "20", "33/50  66%"]
+        assert screen.lines["pass_rate"][0].x == [0, 5, 10, 15, 20]
+        assert "9 checkpoints" in screen.query_one("#evo-info").content.plain
+
+
+async def test_follows_checkpoints_written_meanwhile(evo_db):
+    app = make_app(evo_db, poll_interval=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        add_gated_checkpoint(evo_db)
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if screen.table.row_count == 9:
+                break
+        assert screen.table.row_count == 9
+        assert screen.lines["sizes"][0].y[-1] == 7
+
+
+async def test_picker_switches_experiments(evo_db):
+    write_experiment(evo_db, name="rq3-small", upto=2)
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        assert screen.data.name == "rq3-small"  # the newest
+        assert screen.table.row_count == 4
+        picker = screen.query_one("#evo-picker")
+        assert picker.has_class("several")
+        picker.value = NAME
+        await settle(pilot)
+        assert screen.data.name == NAME
+        assert screen.table.row_count == 8
+
+
+async def test_empty_database_says_how_to_start(tmp_path):
+    app = make_app(tmp_path / "empty.db", poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        assert screen.query_one("#evo-info").content.plain.startswith(
+            "No evolution experiment in this database."
+        )
+        assert screen.table.row_count == 0
+        assert all(not lines for lines in screen.lines.values())
+
+
+async def test_help_lists_the_keys(evo_db):
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        assert any(key == "E" for key, _ in app.screen.help.keys)
+        await pilot.press("escape")
+        screen = await open_evolution(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert app.screen.help.title == "Evolution"
+        assert screen.HELP.keys[0][0] == "r"
+
+
+def test_read_evolution_falls_back_to_the_newest(evo_db):
+    with Store(evo_db) as store:
+        store.put_evolution(Evolution(name="later"))
+        data = read_evolution(store, "gone")
+        assert data.name == "later" and data.series == []
+        data = read_evolution(store, NAME)
+        assert [s.regime for s in data.series] == ["gated", "no-replay-gate"]
+        use = panel_lines(data.series)["use_rate"][0]
+        assert use.x == [5, 10, 15]  # nothing stored at 0 tasks: no point
+        assert use.y == pytest.approx([50, 75, 400 / 6])

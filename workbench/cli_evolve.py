@@ -1,0 +1,212 @@
+"""``workbench evolve``: the repository-evolution experiment, a thin layer over
+:mod:`workbench.evolution.experiment`."""
+
+from __future__ import annotations
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from store import REGIMES, Checkpoint, Store
+from workbench.cli import (
+    RichProgress,
+    console,
+    db_option,
+    demo_rates,
+    errors,
+    family_list,
+    main,
+    make_reasoner,
+    reasoner_option,
+    workers_option,
+)
+from workbench.envs.scienceworld import task_names
+from workbench.evolution.experiment import EvolveConfig, evolve
+from workbench.progress import Cancelled
+from workbench.runner import AgentSpec
+
+EVOLVE_FAMILIES = "boil,find-living-thing,test-conductivity"
+"""The default stream and held-out families. use-thermometer is left out: ScienceWorld 1.2.3
+reports a different temperature on every load of the same variation, so the same agent on the
+same held-out case passes or fails by chance and the ledger would count noise as change."""
+
+
+def _families(text: str, option: str) -> list[str]:
+    families = family_list(text)
+    known = set(task_names())
+    unknown = [f for f in families if f not in known]
+    if unknown or not families:
+        raise click.BadParameter(
+            f"unknown task famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown) or '(none given)'}; "
+            "see `workbench run --help` for ScienceWorld's families",
+            param_hint=option,
+        )
+    return families
+
+
+def _row(checkpoint: Checkpoint) -> list[str]:
+    sizes = "/".join(str(checkpoint.sizes.get(k, 0)) for k in ("rule", "skill", "subagent"))
+    use = "–" if checkpoint.use_rate is None else f"{checkpoint.use_rate:.0%}"
+    degradation = f"{checkpoint.degradation:+.1%}"
+    if checkpoint.degradation > 0:
+        degradation = f"[red]{degradation}[/]"
+    changed = [f"{a['artifact']} {a['status']}" for a in checkpoint.admissions]
+    return [
+        checkpoint.regime,
+        str(checkpoint.position),
+        str(checkpoint.tasks),
+        f"{checkpoint.passed}/{checkpoint.total} ({checkpoint.pass_rate:.0%})",
+        sizes,
+        use,
+        f"{degradation} (−{checkpoint.lost} +{checkpoint.recovered})",
+        escape(", ".join(changed)) or "–",
+    ]
+
+
+def checkpoint_table(checkpoints: list[Checkpoint], title: str) -> Table:
+    """The experiment's numbers, one row per regime and checkpoint."""
+    table = Table(title=title)
+    for column in (
+        "regime",
+        "#",
+        "tasks",
+        "held-out pass",
+        "R/S/A",
+        "use",
+        "signed degradation",
+        "admission",
+    ):
+        table.add_column(column, overflow="fold")
+    for checkpoint in checkpoints:
+        table.add_row(*_row(checkpoint))
+    return table
+
+
+def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
+    """Per regime: pass rate from the reference to the last checkpoint, and the largest
+    signed degradation seen."""
+    lines = []
+    for regime in REGIMES:
+        own = [c for c in checkpoints if c.regime == regime]
+        if len(own) < 2:
+            continue
+        worst = max(own, key=lambda c: c.degradation)
+        lines.append(
+            f"{regime}: held-out pass {own[0].pass_rate:.0%} → {own[-1].pass_rate:.0%}; "
+            f"max signed degradation {worst.degradation:+.1%}"
+            + (f" (checkpoint {worst.position})" if worst.degradation > 0 else "")
+            + f"; {own[-1].stored} artifacts"
+        )
+    return lines
+
+
+@main.command("evolve")
+@click.option(
+    "--env",
+    type=click.Choice(["scienceworld"]),
+    default="scienceworld",
+    show_default=True,
+    help="Environment of the stream and the held-out set.",
+)
+@click.option(
+    "--stream",
+    default=EVOLVE_FAMILIES,
+    show_default=True,
+    help="Comma-separated families of the learning stream (train variations).",
+)
+@click.option(
+    "--stream-size",
+    type=click.IntRange(min=1),
+    default=60,
+    show_default=True,
+    help="Learning tasks in the stream.",
+)
+@click.option(
+    "--heldout",
+    default=None,
+    help="Comma-separated families of the held-out set (test variations) [default: the stream's].",
+)
+@click.option(
+    "--heldout-size",
+    type=click.IntRange(min=1),
+    default=30,
+    show_default=True,
+    help="Held-out tasks scored at every checkpoint.",
+)
+@click.option(
+    "--every",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Learning tasks between checkpoints.",
+)
+@click.option(
+    "--regime",
+    "regimes",
+    type=click.Choice(REGIMES),
+    multiple=True,
+    help="Admission regime (repeat for several) [default: all three].",
+)
+@click.option("--name", default="evolve", show_default=True, help="Experiment name (resumes).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Plan seed.")
+@click.option(
+    "--step-limit", type=click.IntRange(min=1), default=100, show_default=True, help="Steps."
+)
+@reasoner_option
+@workers_option
+@db_option
+def evolve_command(
+    store: Store,
+    env: str,
+    stream: str,
+    stream_size: int,
+    heldout: str | None,
+    heldout_size: int,
+    every: int,
+    regimes: tuple[str, ...],
+    name: str,
+    seed: int,
+    step_limit: int,
+    reasoner_name: str,
+    workers: int,
+) -> None:
+    """Repository evolution: learn along an ordered stream and score the frozen repository on
+    a fixed held-out set every N tasks, under each admission regime (gated: both gates;
+    no-replay-gate: contract gate only; no-preservation: replay without the preservation
+    set). The scripted agent plays; interrupted runs resume with the same command."""
+    config = EvolveConfig(
+        env=env,
+        stream=_families(stream, "--stream"),
+        stream_size=stream_size,
+        heldout=_families(heldout or stream, "--heldout"),
+        heldout_size=heldout_size,
+        every=every,
+        seed=seed,
+        step_limit=step_limit,
+        agent=AgentSpec(rates=demo_rates()),
+    )
+    make_reasoner(store, reasoner_name)  # fail early on a misconfigured endpoint
+
+    def shown(checkpoint: Checkpoint) -> None:
+        console.print("  ".join(_row(checkpoint)[:7]), highlight=False)
+
+    try:
+        checkpoints = evolve(
+            store.path,
+            name,
+            config,
+            lambda scoped: make_reasoner(scoped, reasoner_name),
+            regimes=list(regimes) or None,
+            workers=workers,
+            progress=RichProgress("checkpoints"),
+            on_checkpoint=shown,
+        )
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
+    except (Cancelled, KeyboardInterrupt):
+        errors.print("interrupted: finished checkpoints are kept; run the same command to resume")
+        raise SystemExit(130) from None
+    console.print(checkpoint_table(checkpoints, f"evolution {name}"))
+    for line in summary_lines(checkpoints):
+        console.print(line, highlight=False)
+    console.print(f"plot it with `workbench plot evolution --name {name} --out DIR`")

@@ -1,0 +1,431 @@
+"""The repository-evolution experiment (AutoRefine's RQ3 on ScienceWorld, offline).
+
+One ordered learning stream and one fixed held-out set are planned once and stored with the
+experiment. Each admission regime then walks the same stream in its own workspace: every
+``every`` learning tasks it runs the next stretch of the stream with the repository it has so
+far, analyses all its learning failures, compiles them, admits the staged candidates under its
+regime, freezes the repository and scores it on the held-out set. Held-out episodes live in a
+workspace of their own, so they never feed analysis, compilation or replay.
+
+Checkpoint 0 is the artifact-free reference every regime shares. Signed degradation at a
+checkpoint is computed over the *baseline-success ledger* — the held-out cases the reference
+solved — as ``(lost - recovered) / |ledger|``, where ``lost`` ledger cases passed at the
+previous checkpoint and fail now and ``recovered`` ones failed then and pass now: positive is
+a net loss of capability the agent had without artifacts, negative a net recovery.
+
+Everything resumes: runs skip recorded episodes, analysis continues its run, compiling an
+unchanged spec writes nothing, only staged versions face admission, and a checkpoint is
+written (in one transaction) only when it is complete.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from store import (
+    REGIMES,
+    ArtifactVersion,
+    Checkpoint,
+    EpisodeFilter,
+    Evolution,
+    Gate,
+    GateCheck,
+    Regime,
+    Store,
+)
+from workbench.admit.repository import active_guidance, admission_order, admit
+from workbench.agents.guidance import Guidance
+from workbench.analyze.analyzer import analyze
+from workbench.compile.compiler import compile_run
+from workbench.compile.contracts import CONTRACT, form_of
+from workbench.llm.reasoner import Reasoner
+from workbench.progress import NullProgress, Progress, check_cancel
+from workbench.runner import AgentSpec, PlannedEpisode, RunConfig, build_env, plan_run, run_batch
+
+
+class EvolveConfig(BaseModel):
+    """What an experiment runs; stored with it, so a resumed experiment cannot drift."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env: str = "scienceworld"
+    stream: list[str] = Field(min_length=1)
+    """Families of the learning stream (train variations, in a seeded order)."""
+    stream_size: int = Field(default=60, ge=1)
+    heldout: list[str] = Field(min_length=1)
+    """Families of the held-out set (test variations; never learned from)."""
+    heldout_size: int = Field(default=40, ge=1)
+    every: int = Field(default=20, ge=1)
+    """Learning tasks between checkpoints."""
+    seed: int = 0
+    step_limit: int = Field(default=100, ge=1)
+    agent: AgentSpec = Field(default_factory=AgentSpec)
+
+    @property
+    def checkpoints(self) -> int:
+        """Checkpoints after the reference (the last one may cover a shorter stretch)."""
+        return -(-self.stream_size // self.every)
+
+
+def workspace(name: str, regime: str) -> str:
+    """Where a regime of an experiment learns (``heldout`` holds every scored run)."""
+    return f"evolve/{name}/{regime}"
+
+
+def _run_config(config: EvolveConfig, split: str, families: list[str], size: int) -> RunConfig:
+    return RunConfig(
+        families=families,
+        split=split,  # type: ignore[arg-type]
+        episodes=size,
+        seed=config.seed,
+        step_limit=config.step_limit,
+        agent=config.agent,
+    )
+
+
+def start_evolution(store: Store, name: str, config: EvolveConfig) -> Evolution:
+    """Create the experiment with its stream and held-out plans (seeded), or return the stored
+    one when it has the same configuration.
+
+    Raises:
+        ValueError: an experiment of that name exists with another configuration.
+    """
+    existing = store.evolution(name)
+    if existing is not None:
+        stored = EvolveConfig.model_validate(existing.params["config"])
+        if stored != config:
+            raise ValueError(
+                f"experiment {name!r} exists with another configuration; resume it with the same "
+                "options or pick another --name"
+            )
+        return existing
+    stream_config = _run_config(config, "train", config.stream, config.stream_size)
+    heldout_config = _run_config(config, "test", config.heldout, config.heldout_size)
+    env = build_env(stream_config)
+    try:
+        # plan ids are relative ('family:variation[:trial]'); each batch prefixes its name
+        stream = _relative(plan_run(stream_config, env, ""))
+        heldout = _relative(plan_run(heldout_config, env, ""))
+    finally:
+        env.close()
+    evolution = Evolution(
+        name=name,
+        params={
+            "config": config.model_dump(mode="json"),
+            "stream": [p.model_dump() for p in stream],
+            "heldout": [p.model_dump() for p in heldout],
+        },
+    )
+    return store.put_evolution(evolution)
+
+
+def _relative(plan: list[PlannedEpisode]) -> list[PlannedEpisode]:
+    return [p.model_copy(update={"id": p.id.lstrip(":")}) for p in plan]
+
+
+def _plan(evolution: Evolution, key: str) -> list[PlannedEpisode]:
+    return [PlannedEpisode.model_validate(p) for p in evolution.params[key]]
+
+
+def _prefixed(plan: list[PlannedEpisode], batch: str) -> list[PlannedEpisode]:
+    """The plan's episodes as episodes of ``batch`` (ids ``<batch>:<case>``)."""
+    return [p.model_copy(update={"id": f"{batch}:{p.id}"}) for p in plan]
+
+
+class _Stage:
+    """Forwards one stage's progress to the experiment's progress as a description."""
+
+    def __init__(self, outer: Progress, label: str) -> None:
+        self.outer, self.label = outer, label
+        self.total: float | None = None
+        self.done = 0.0
+        self.what = ""
+
+    def start(self, total: float | None, description: str = "") -> None:
+        self.total, self.done, self.what = total, 0.0, description
+        self.outer.advance(0, f"{self.label}: {description}")
+
+    def advance(self, amount: float = 1, description: str | None = None) -> None:
+        self.done += amount
+        self.what = description or self.what
+        of = f"/{self.total:.0f}" if self.total else ""
+        self.outer.advance(0, f"{self.label}: {self.what} {self.done:.0f}{of}")
+
+    def finish(self) -> None:
+        pass
+
+
+@dataclass
+class Evolver:
+    """Runs (or resumes) one experiment's checkpoints for some regimes."""
+
+    db: str
+    evolution: Evolution
+    reasoner: Callable[[Store], Reasoner]
+    """Builds the reasoner for one stretch of learning from the regime's store (the
+    heuristic reads benign errors from the successes it can see)."""
+    workers: int = 2
+    progress: Progress | None = None
+    cancel: threading.Event | None = None
+
+    def __post_init__(self) -> None:
+        self.config = EvolveConfig.model_validate(self.evolution.params["config"])
+        self.stream = _plan(self.evolution, "stream")
+        self.heldout = _plan(self.evolution, "heldout")
+        self.name = self.evolution.name
+
+    # -- one regime's steps ----------------------------------------------------------------------
+
+    def _score(self, regime: str, position: int, guidance: Guidance) -> dict[str, Any]:
+        """Run the held-out set with ``guidance``; outcomes and artifact uses per case."""
+        batch = f"evolve/{self.name}/heldout/{regime}-{position}"
+        config = _run_config(
+            self.config, "test", self.config.heldout, self.config.heldout_size
+        ).model_copy(update={"guidance": guidance})
+        with Store(self.db, workspace=workspace(self.name, "heldout")) as store:
+            run_batch(
+                store,
+                config,
+                batch=batch,
+                plan=_prefixed(self.heldout, batch),
+                workers=self.workers,
+                progress=_Stage(self._outer, f"{regime} · checkpoint {position} · held-out"),
+                cancel=self.cancel,
+            )
+            outcomes: dict[str, bool] = {}
+            uses: Counter[str] = Counter()
+            for episode in store.iter_episodes(EpisodeFilter(batch=batch)):
+                outcomes[episode.id.removeprefix(f"{batch}:")] = bool(episode.outcome.success)
+                uses.update({u["artifact"] for u in episode.metadata.get("guidance_uses", [])})
+        return {"outcomes": outcomes, "uses": dict(uses), "batch_id": batch}
+
+    def reference(self) -> Checkpoint:
+        """Checkpoint 0: the held-out set without artifacts (shared by every regime)."""
+        scored = self._score("reference", 0, Guidance())
+        passed = sum(scored["outcomes"].values())
+        return Checkpoint(
+            evolution=self.name,
+            regime="gated",
+            position=0,
+            tasks=0,
+            passed=passed,
+            total=len(scored["outcomes"]),
+            stored=0,
+            used=0,
+            ledger=passed,
+            lost=0,
+            recovered=0,
+            degradation=0.0,
+            outcomes=scored["outcomes"],
+            batch_id=scored["batch_id"],
+        )
+
+    def learn(self, regime: Regime, position: int) -> list[dict[str, Any]]:
+        """Run the stream's next stretch with the current repository, analyse, compile and
+        admit under the regime; returns what admission decided."""
+        label = f"{regime} · checkpoint {position}"
+        start, stop = (position - 1) * self.config.every, position * self.config.every
+        batch = f"{workspace(self.name, regime)}/learn-{position}"
+        admissions = []
+        with Store(self.db, workspace=workspace(self.name, regime)) as store:
+            config = _run_config(
+                self.config, "train", self.config.stream, self.config.stream_size
+            ).model_copy(update={"guidance": active_guidance(store)})
+            run_batch(
+                store,
+                config,
+                batch=batch,
+                plan=_prefixed(self.stream[start:stop], batch),
+                workers=self.workers,
+                progress=_Stage(self._outer, f"{label} · learning"),
+                cancel=self.cancel,
+            )
+            check_cancel(self.cancel)
+            # every learning failure the regime has seen (replays are left out by analyze)
+            reasoner = self.reasoner(store)
+            report = analyze(
+                store,
+                EpisodeFilter(split="train"),
+                reasoner,
+                progress=_Stage(self._outer, f"{label} · analyzing"),
+                cancel=self.cancel,
+            )
+            compile_run(
+                store,
+                reasoner,
+                run_id=report.run.id,
+                progress=_Stage(self._outer, f"{label} · compiling"),
+                cancel=self.cancel,
+            )
+            for version in admission_order(store.versions(status="staged")):
+                check_cancel(self.cancel)
+                twin = _judged_twin(store, version)
+                if twin is not None:
+                    _set_aside(store, version, twin)
+                    continue
+                result = admit(
+                    store,
+                    version.id or 0,
+                    workers=self.workers,
+                    progress=_Stage(self._outer, f"{label} · admitting {version.artifact}"),
+                    cancel=self.cancel,
+                    regime=regime,
+                )
+                admissions.append(_admission(result.version))
+        return admissions
+
+    def checkpoint(
+        self, regime: Regime, position: int, reference: Checkpoint, admissions: list[dict]
+    ) -> Checkpoint:
+        """Freeze the regime's repository and score it on the held-out set."""
+        with Store(self.db, workspace=workspace(self.name, regime)) as store:
+            active = store.versions(status="active")
+        guidance = Guidance(forms=[form_of(CONTRACT.validate_python(v.contract)) for v in active])
+        scored = self._score(regime, position, guidance)
+        with Store(self.db) as store:
+            previous = store.checkpoints(self.name, regime)
+        before = max(previous, key=lambda c: c.position) if previous else reference
+        ledger = [case for case, passed in reference.outcomes.items() if passed]
+        now = scored["outcomes"]
+        lost = sum(before.outcomes.get(c, False) and not now.get(c, False) for c in ledger)
+        recovered = sum(not before.outcomes.get(c, False) and now.get(c, False) for c in ledger)
+        names = {v.artifact for v in active}
+        return Checkpoint(
+            evolution=self.name,
+            regime=regime,
+            position=position,
+            tasks=min(position * self.config.every, self.config.stream_size),
+            passed=sum(now.values()),
+            total=len(now),
+            sizes=dict(Counter(v.kind for v in active)),
+            stored=len(active),
+            used=sum(scored["uses"].get(n, 0) > 0 for n in names),
+            ledger=len(ledger),
+            lost=lost,
+            recovered=recovered,
+            degradation=(lost - recovered) / len(ledger) if ledger else 0.0,
+            outcomes=now,
+            uses={n: scored["uses"].get(n, 0) for n in sorted(names)},
+            admissions=admissions,
+            batch_id=scored["batch_id"],
+        )
+
+    # -- the whole experiment --------------------------------------------------------------------
+
+    def run(self, regimes: list[Regime]) -> Iterator[Checkpoint]:
+        """Every missing checkpoint, regimes interleaved so that they advance together; yields
+        each checkpoint as it is stored."""
+        self._outer = self.progress or NullProgress()
+        with Store(self.db) as store:
+            done = {(c.regime, c.position) for c in store.checkpoints(self.name)}
+        todo = [
+            (r, k)
+            for k in range(self.config.checkpoints + 1)
+            for r in regimes
+            if (r, k) not in done
+        ]
+        self._outer.start(len(todo), f"evolution {self.name}")
+        try:
+            reference = self._reference(regimes, done)
+            for regime, position in todo:
+                if position == 0:
+                    continue
+                admissions = self.learn(regime, position)
+                checkpoint = self.checkpoint(regime, position, reference, admissions)
+                with Store(self.db) as store:
+                    yield store.put_checkpoint(checkpoint)
+                self._outer.advance(1, f"{regime} · checkpoint {position} stored")
+        finally:
+            self._outer.finish()
+
+    def _reference(self, regimes: list[Regime], done: set[tuple[str, int]]) -> Checkpoint:
+        with Store(self.db) as store:
+            stored = [c for c in store.checkpoints(self.name) if c.position == 0]
+            reference = stored[0] if stored else self.reference()
+            for regime in regimes:
+                if (regime, 0) not in done:
+                    store.put_checkpoint(
+                        reference.model_copy(update={"regime": regime, "id": None})
+                    )
+                    self._outer.advance(1, f"{regime} · reference stored")
+        return reference
+
+
+def _behaviour(version: ArtifactVersion) -> dict[str, Any]:
+    """What an agent following the version does (its guidance form)."""
+    return form_of(CONTRACT.validate_python(version.contract)).model_dump(mode="json")
+
+
+def _judged_twin(store: Store, version: ArtifactVersion) -> ArtifactVersion | None:
+    """An already judged version of the same artifact that behaves exactly like this staged
+    one (more evidence, same rule): judging it again would only repeat the replay."""
+    behaviour = _behaviour(version)
+    for other in store.versions(artifact=version.artifact):
+        if other.id != version.id and other.status != "staged" and _behaviour(other) == behaviour:
+            return other
+    return None
+
+
+def _set_aside(store: Store, version: ArtifactVersion, twin: ArtifactVersion) -> None:
+    """Close a staged version that behaves like an already judged one without judging it
+    again: it stays in the repository, superseded (twin active) or rejected (twin rejected)."""
+    verdict = Gate(
+        passed=twin.status in ("active", "superseded"),
+        checks=[
+            GateCheck(
+                name="unchanged",
+                passed=twin.status in ("active", "superseded"),
+                detail=f"behaves like {twin.artifact} v{twin.version} ({twin.status}); not judged again",
+            )
+        ],
+    )
+    status = "rejected" if twin.status == "rejected" else "superseded"
+    store.record_gate(version.id or 0, "contract", verdict, status)
+
+
+def _admission(version: ArtifactVersion) -> dict[str, Any]:
+    failed = [
+        f"{gate}: {check.name} ({check.detail})"
+        for gate, verdict in (("contract", version.contract_gate), ("replay", version.replay_gate))
+        if verdict is not None
+        for check in verdict.checks
+        if not check.passed
+    ]
+    return {
+        "artifact": version.artifact,
+        "version": version.version,
+        "id": version.id,
+        "kind": version.kind,
+        "status": version.status,
+        "why": "; ".join(failed),
+    }
+
+
+def evolve(
+    db: str,
+    name: str,
+    config: EvolveConfig,
+    reasoner: Callable[[Store], Reasoner],
+    *,
+    regimes: list[Regime] | None = None,
+    workers: int = 2,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    on_checkpoint: Callable[[Checkpoint], None] | None = None,
+) -> list[Checkpoint]:
+    """Create (or resume) the experiment and run its missing checkpoints; returns all of
+    them, by regime then position."""
+    with Store(db) as store:
+        evolution = start_evolution(store, name, config)
+    evolver = Evolver(db, evolution, reasoner, workers, progress, cancel)
+    for checkpoint in evolver.run(list(regimes or REGIMES)):
+        if on_checkpoint is not None:
+            on_checkpoint(checkpoint)
+    with Store(db) as store:
+        return store.checkpoints(name)
