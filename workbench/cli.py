@@ -31,12 +31,13 @@ from workbench.agents.guidance import Guidance
 from workbench.analyze.agreement import agreement
 from workbench.analyze.analyzer import analyze
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.demo import DEMO_TEST, DEMO_TRAIN, demo_configs
 from workbench.ingest import SAMPLES, IngestError, import_paths, jsonl
 from workbench.ingest import formats as ingest_formats
 from workbench.llm import ChatClient, ConfigError
 from workbench.llm.reasoner import Reasoner
 from workbench.progress import Cancelled
-from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig, RunReport, run_batch
+from workbench.runner import AgentSpec, RunConfig, RunReport, run_batch
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -478,12 +479,16 @@ def _run_and_report(store: Store, config: RunConfig, batch: str | None, workers:
     return report
 
 
-def _parse_rates(values: tuple[str, ...]) -> dict[str, float] | None:
+def parse_rates(
+    values: tuple[str, ...], base: dict[str, float] | None = None
+) -> dict[str, float] | None:
+    """``--rate MODE=P`` values over ``base`` (default: the scripted agent's default rates);
+    ``None`` when there are none and no base."""
     from workbench.agents.scripted import DEFAULT_RATES
 
     if not values:
-        return None
-    rates = dict(DEFAULT_RATES)
+        return base
+    rates = dict(base or DEFAULT_RATES)
     for value in values:
         mode, sep, number = value.partition("=")
         try:
@@ -635,7 +640,7 @@ def run_command(
         seed=seed,
         step_limit=step_limit,
         agent=AgentSpec(
-            kind=agent_kind, rates=_parse_rates(rates), cmd=shlex.split(cmd or ""), model=model
+            kind=agent_kind, rates=parse_rates(rates), cmd=shlex.split(cmd or ""), model=model
         ),
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
@@ -719,33 +724,6 @@ def _run_like(
     console.print(
         f"paired: {paired.fixed} fixed, {paired.broken} broken; exact McNemar p = {paired.mcnemar_p:.3g}"
     )
-
-
-DEMO_TRAIN, DEMO_TEST = 120, 40
-"""Episodes the demo runs on train and on test variations by default."""
-
-
-def demo_rates() -> dict[str, float]:
-    """The demo agent's mistake rates: the defaults, with deciding before measuring (the
-    failure AutoRefine's ScienceWorld pair is known for) as common as it is in LLM agents."""
-    from workbench.agents.scripted import DEFAULT_RATES
-
-    return {**DEFAULT_RATES, "decide-before-measure": 0.2}
-
-
-def demo_configs(train: int = DEMO_TRAIN, test: int = DEMO_TEST) -> list[tuple[str, RunConfig]]:
-    """The demo's runs: the scripted agent on train and on test variations."""
-    agent = AgentSpec(rates=demo_rates())
-    return [
-        (
-            "demo-train",
-            RunConfig(families=DEMO_FAMILIES, split="train", episodes=train, seed=1, agent=agent),
-        ),
-        (
-            "demo-test",
-            RunConfig(families=DEMO_FAMILIES, split="test", episodes=test, seed=2, agent=agent),
-        ),
-    ]
 
 
 @main.command("demo")

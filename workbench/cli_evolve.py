@@ -12,14 +12,15 @@ from workbench.cli import (
     RichProgress,
     console,
     db_option,
-    demo_rates,
     errors,
     family_list,
     main,
     make_reasoner,
+    parse_rates,
     reasoner_option,
     workers_option,
 )
+from workbench.demo import demo_rates
 from workbench.envs.scienceworld import task_names
 from workbench.evolution.experiment import EvolveConfig, evolve
 from workbench.progress import Cancelled
@@ -147,6 +148,12 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     multiple=True,
     help="Admission regime (repeat for several) [default: all three].",
 )
+@click.option(
+    "--rate",
+    "rates",
+    multiple=True,
+    help="Scripted agent: MODE=P mistake probability over the demo's rates (repeatable).",
+)
 @click.option("--name", default="evolve", show_default=True, help="Experiment name (resumes).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Plan seed.")
 @click.option(
@@ -164,6 +171,7 @@ def evolve_command(
     heldout_size: int,
     every: int,
     regimes: tuple[str, ...],
+    rates: tuple[str, ...],
     name: str,
     seed: int,
     step_limit: int,
@@ -183,7 +191,7 @@ def evolve_command(
         every=every,
         seed=seed,
         step_limit=step_limit,
-        agent=AgentSpec(rates=demo_rates()),
+        agent=AgentSpec(rates=parse_rates(rates, demo_rates())),
     )
     make_reasoner(store, reasoner_name)  # fail early on a misconfigured endpoint
 

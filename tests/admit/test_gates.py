@@ -153,3 +153,21 @@ def test_return_values_are_checked_against_their_schema():
     assert "return.reason: missing" in problems and "return.extra: not declared" in problems
     assert "return.visited[0]: expected string, got int" in problems
     assert json.dumps(good)  # the schema's subset is plain JSON
+
+
+def test_without_the_preservation_check_a_regression_does_not_block():
+    ledger = [entry("a", "correction", False, True), entry("d", "preservation", True, False)]
+    assert not judge(ledger).passed
+    ablated = judge(ledger, preservation=False)
+    assert ablated.passed and ablated.checks[1].detail == "not checked (ablation)"
+
+
+def test_the_no_replay_gate_regime_admits_on_the_contract_gate_alone(store: Store):
+    passing = staged(store, rule_contract())
+    admission = admit(store, passing.id, regime="no-replay-gate")
+    assert admission.status == "active" and admission.replay is None
+    assert store.version(passing.id).replay_gate is None
+    broken = rule_contract(when_evidence="(")  # does not compile: the contract gate still rules
+    broken["name"] = broken["form"]["id"] = "broken-rule"
+    rejected = admit(store, staged(store, broken).id, regime="no-replay-gate")
+    assert rejected.status == "rejected"

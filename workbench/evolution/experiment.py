@@ -138,6 +138,33 @@ def _prefixed(plan: list[PlannedEpisode], batch: str) -> list[PlannedEpisode]:
     return [p.model_copy(update={"id": f"{batch}:{p.id}"}) for p in plan]
 
 
+@dataclass(frozen=True)
+class LedgerChange:
+    """How the baseline-success ledger moved between two checkpoints."""
+
+    ledger: int
+    lost: int
+    recovered: int
+
+    @property
+    def degradation(self) -> float:
+        """Signed degradation: net loss (positive) or net recovery (negative) as a fraction
+        of the ledger."""
+        return (self.lost - self.recovered) / self.ledger if self.ledger else 0.0
+
+
+def ledger_change(
+    reference: dict[str, bool], before: dict[str, bool], now: dict[str, bool]
+) -> LedgerChange:
+    """Compare two checkpoints' outcomes on the cases the reference solved: ``lost`` passed
+    before and fail now, ``recovered`` failed before and pass now (a case missing from a
+    checkpoint counts as failed)."""
+    ledger = [case for case, passed in reference.items() if passed]
+    lost = sum(before.get(c, False) and not now.get(c, False) for c in ledger)
+    recovered = sum(not before.get(c, False) and now.get(c, False) for c in ledger)
+    return LedgerChange(len(ledger), lost, recovered)
+
+
 class _Stage:
     """Forwards one stage's progress to the experiment's progress as a description."""
 
@@ -291,10 +318,8 @@ class Evolver:
         with Store(self.db) as store:
             previous = store.checkpoints(self.name, regime)
         before = max(previous, key=lambda c: c.position) if previous else reference
-        ledger = [case for case, passed in reference.outcomes.items() if passed]
         now = scored["outcomes"]
-        lost = sum(before.outcomes.get(c, False) and not now.get(c, False) for c in ledger)
-        recovered = sum(not before.outcomes.get(c, False) and now.get(c, False) for c in ledger)
+        change = ledger_change(reference.outcomes, before.outcomes, now)
         names = {v.artifact for v in active}
         return Checkpoint(
             evolution=self.name,
@@ -306,10 +331,10 @@ class Evolver:
             sizes=dict(Counter(v.kind for v in active)),
             stored=len(active),
             used=sum(scored["uses"].get(n, 0) > 0 for n in names),
-            ledger=len(ledger),
-            lost=lost,
-            recovered=recovered,
-            degradation=(lost - recovered) / len(ledger) if ledger else 0.0,
+            ledger=change.ledger,
+            lost=change.lost,
+            recovered=change.recovered,
+            degradation=change.degradation,
             outcomes=now,
             uses={n: scored["uses"].get(n, 0) for n in sorted(names)},
             admissions=admissions,

@@ -1,0 +1,57 @@
+"""The demo database: the scripted agent on real ScienceWorld tasks, offline. The CLI's
+``workbench demo``, the terminal UI's first start and the example notebooks all build it
+here."""
+
+from __future__ import annotations
+
+import threading
+
+from store import Store
+from workbench.progress import Progress
+from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig, RunReport, run_batch
+
+DEMO_TRAIN, DEMO_TEST = 120, 40
+"""Episodes the demo runs on train and on test variations by default."""
+
+
+def demo_rates() -> dict[str, float]:
+    """The demo agent's mistake rates: the defaults, with deciding before measuring (the
+    failure AutoRefine's ScienceWorld pair is known for) as common as it is in LLM agents."""
+    from workbench.agents.scripted import DEFAULT_RATES
+
+    return {**DEFAULT_RATES, "decide-before-measure": 0.2}
+
+
+def demo_configs(
+    train: int = DEMO_TRAIN, test: int = DEMO_TEST, families: list[str] | None = None
+) -> list[tuple[str, RunConfig]]:
+    """The demo's runs: the scripted agent on train and on test variations."""
+    agent = AgentSpec(rates=demo_rates())
+    families = families or DEMO_FAMILIES
+    return [
+        (
+            "demo-train",
+            RunConfig(families=families, split="train", episodes=train, seed=1, agent=agent),
+        ),
+        (
+            "demo-test",
+            RunConfig(families=families, split="test", episodes=test, seed=2, agent=agent),
+        ),
+    ]
+
+
+def build_demo(
+    store: Store,
+    train: int = DEMO_TRAIN,
+    test: int = DEMO_TEST,
+    *,
+    families: list[str] | None = None,
+    workers: int = 2,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> list[RunReport]:
+    """Run (or resume) the demo's batches into ``store``."""
+    return [
+        run_batch(store, config, batch=name, workers=workers, progress=progress, cancel=cancel)
+        for name, config in demo_configs(train, test, families)
+    ]
