@@ -73,7 +73,9 @@ class EpisodeFilter:
             clauses.append("e.task_id IN (SELECT id FROM tasks WHERE environment = ?)")
             params.append(self.environment)
         if self.workspace is not None:
-            clauses.append("e.batch_id IN (SELECT id FROM batches WHERE workspace = ?)")
+            # '+' keeps the planner on the triage indexes: a workspace is a filter, not a
+            # way into the table (the main one holds nearly every episode)
+            clauses.append("+e.batch_id IN (SELECT id FROM batches WHERE workspace = ?)")
             params.append(self.workspace)
         if self.replays is False:
             clauses.append(

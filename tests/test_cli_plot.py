@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 import workbench.cli_plot  # noqa: F401  (registers the plot group on `main`)
 from store import Evolution, Store
-from tests.evolution_records import NAME, write_experiment
+from tests.evolution.records import NAME, write_experiment
 from workbench.cli import main
 
 

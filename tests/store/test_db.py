@@ -66,7 +66,7 @@ def test_new_database_has_current_schema_wal_and_foreign_keys(db_path):
     ],
 )
 def test_failure_lists_walk_an_index_without_sorting(store, where, index):
-    sql, params = store.episode_query(where, limit=50)
+    sql, params = store.episode_query(store.scoped(where), limit=50)  # what the store runs
     plan = " ".join(r["detail"] for r in store.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params))
     assert index in plan
     assert "TEMP B-TREE" not in plan

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from store import Evolution, Store
-from tests.evolution_records import NAME, add_gated_checkpoint, write_experiment
+from tests.evolution.records import NAME, add_gated_checkpoint, write_experiment
 from tests.tui.conftest import SIZE, rows, settle
 from tui.app import make_app
 from tui.screens.evolution import PANELS, EvolutionScreen, panel_lines, read_evolution

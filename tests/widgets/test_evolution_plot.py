@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from tests.evolution_records import NAME, add_gated_checkpoint, write_experiment
+from tests.evolution.records import NAME, add_gated_checkpoint, write_experiment
 from workbench.evolution import evolution_series
 from workbench.widgets.evolution import EvolutionPlot
 from workbench.widgets.figures import (
