@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import click
 from rich.markup import escape
 from rich.table import Table
@@ -51,7 +53,7 @@ def _row(checkpoint: Checkpoint) -> list[str]:
     degradation = f"{checkpoint.degradation:+.1%}"
     if checkpoint.degradation > 0:
         degradation = f"[red]{degradation}[/]"
-    changed = [f"{a['artifact']} {a['status']}" for a in checkpoint.admissions]
+    statuses = Counter(a["status"] for a in checkpoint.admissions)
     return [
         checkpoint.regime,
         str(checkpoint.position),
@@ -60,7 +62,16 @@ def _row(checkpoint: Checkpoint) -> list[str]:
         sizes,
         use,
         f"{degradation} (−{checkpoint.lost} +{checkpoint.recovered})",
-        escape(", ".join(changed)) or "–",
+        ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "–",
+    ]
+
+
+def admission_lines(checkpoint: Checkpoint) -> list[str]:
+    """What admission decided in the stretch before a checkpoint, one candidate a line."""
+    return [
+        f"    {a['status']}: {a['artifact']} ({a['kind']} v{a['version']})"
+        + (f" — {a['why']}" if a["why"] else "")
+        for a in checkpoint.admissions
     ]
 
 
@@ -75,7 +86,7 @@ def checkpoint_table(checkpoints: list[Checkpoint], title: str) -> Table:
         "R/S/A",
         "use",
         "signed degradation",
-        "admission",
+        "candidates",
     ):
         table.add_column(column, overflow="fold")
     for checkpoint in checkpoints:
@@ -197,6 +208,8 @@ def evolve_command(
 
     def shown(checkpoint: Checkpoint) -> None:
         console.print("  ".join(_row(checkpoint)[:7]), highlight=False)
+        for line in admission_lines(checkpoint):
+            console.print(escape(line), highlight=False)
 
     try:
         checkpoints = evolve(

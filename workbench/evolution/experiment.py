@@ -445,7 +445,7 @@ def evolve(
     on_checkpoint: Callable[[Checkpoint], None] | None = None,
 ) -> list[Checkpoint]:
     """Create (or resume) the experiment and run its missing checkpoints; returns all of
-    them, by regime then position."""
+    them, by regime (in the order of :data:`store.REGIMES`) then position."""
     with Store(db) as store:
         evolution = start_evolution(store, name, config)
     evolver = Evolver(db, evolution, reasoner, workers, progress, cancel)
@@ -453,4 +453,4 @@ def evolve(
         if on_checkpoint is not None:
             on_checkpoint(checkpoint)
     with Store(db) as store:
-        return store.checkpoints(name)
+        return sorted(store.checkpoints(name), key=lambda c: (REGIMES.index(c.regime), c.position))

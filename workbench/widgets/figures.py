@@ -22,6 +22,8 @@ REGIME_COLORS = {
     "no-preservation": "#ff7f0e",
 }
 """One colour per regime, the same in every figure."""
+REGIME_DASHES = {"gated": "solid", "no-replay-gate": "dash", "no-preservation": "dot"}
+"""Line styles too, so that regimes with equal values stay visible on top of each other."""
 KIND_PATTERNS = {"rule": "", "skill": "/", "subagent": "x"}
 """Bars of one regime are stacked by artifact kind, told apart by their fill pattern."""
 KIND_LETTERS = {"rule": "R", "skill": "S", "subagent": "A"}
@@ -61,7 +63,7 @@ def _line(s: Series, y: Sequence[float | None], hover: str) -> go.Scatter:
         name=s.regime,
         legendgroup=s.regime,
         mode="lines+markers",
-        line={"color": regime_color(s.regime)},
+        line={"color": regime_color(s.regime), "dash": REGIME_DASHES.get(s.regime, "solid")},
         connectgaps=False,
         hovertemplate=f"{s.regime}<br>%{{x}} tasks<br>{hover}<extra></extra>",
     )
@@ -141,7 +143,7 @@ def _style_axes(fig: go.Figure, panel: str, row: int | None = None, col: int | N
         fig.update_yaxes(range=[0, 1.05], tickformat=".0%", **where)
     if panel == "degradation":
         fig.add_hline(y=0, line={"color": "black", "width": 1, "dash": "dot"}, **where)
-        fig.update_yaxes(zeroline=True, **where)
+        fig.update_yaxes(zeroline=True, tickformat=".0%", **where)
 
 
 def pass_rate_figure(series: list[Series]) -> go.Figure:
