@@ -31,7 +31,7 @@ ARGS = [
     "--name",
     "small",
     "--workers",
-    "2",
+    "1",
 ]
 
 
