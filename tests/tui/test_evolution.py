@@ -156,3 +156,22 @@ def test_read_evolution_falls_back_to_the_newest(evo_db):
         use = panel_lines(data.series)["use_rate"][0]
         assert use.x == [5, 10, 15]  # nothing stored at 0 tasks: no point
         assert use.y == pytest.approx([50, 75, 400 / 6])
+
+
+async def test_all_three_regimes_render(evo_db):
+    from tests.evolution.records import GATED, checkpoint
+
+    with Store(evo_db) as store:
+        for position, row in enumerate(GATED):
+            store.put_checkpoint(checkpoint(NAME, "no-preservation", position, row))
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        info = screen.query_one("#evo-info").content.plain
+        assert "no-preservation 62% at 15 tasks" in info
+        assert [line.label for line in screen.lines["pass_rate"]] == [
+            "gated",
+            "no-replay-gate",
+            "no-preservation",
+        ]
+        assert sum(r[0] == "no-preservation" for r in rows(screen.table)) == 4

@@ -39,6 +39,9 @@ HELP = Help(
 )
 
 REGIME_COLORS = {"gated": "blue", "no-replay-gate": "red", "no-preservation": "orange"}
+"""plotext colours of the regimes."""
+REGIME_STYLES = {**REGIME_COLORS, "no-preservation": "dark_orange"}
+"""The same colours as rich text styles (rich has no plain 'orange')."""
 """The regimes' colours (the notebook and HTML plots use the same hues)."""
 KIND_MARKERS = {"rule": "R", "skill": "S", "subagent": "A"}
 PANELS = {
@@ -130,7 +133,7 @@ def checkpoint_cells(checkpoint: Checkpoint) -> list[Text]:
     if c.degradation > 0:
         degradation.stylize("bold red")
     return [
-        Text(c.regime, style=REGIME_COLORS.get(c.regime, "")),
+        Text(c.regime, style=REGIME_STYLES.get(c.regime, "")),
         Text(str(c.tasks), justify="right"),
         Text(f"{c.passed}/{c.total} {c.pass_rate:4.0%}", justify="right"),
         *(Text(str(c.sizes.get(kind, 0)), justify="right") for kind in KINDS),
@@ -153,7 +156,7 @@ def summary(data: EvolutionData) -> Text:
     line = Text.assemble((data.name, "bold"), f" · {checkpoints} checkpoints · ")
     for i, s in enumerate(data.series):
         line.append(", " if i else "")
-        line.append(s.regime, REGIME_COLORS.get(s.regime, ""))
+        line.append(s.regime, REGIME_STYLES.get(s.regime, ""))
         if s.checkpoints:
             last = s.checkpoints[-1]
             line.append(f" {last.pass_rate:.0%} at {last.tasks} tasks")
