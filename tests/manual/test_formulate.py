@@ -69,7 +69,7 @@ RULES = [
         "validation_logs": [f"{DOOR}@1-2", "rule_2"],
         "form": {
             "kind": "rule",
-            "id": "open-door-first",
+            "id": "x",  # the Builder's placeholder: the manual names the form by its rule
             "when_action": "go to (.+)",
             "response": "replace",
             "replacement": "open door to {1}",
@@ -262,6 +262,7 @@ def test_every_rule_appears_exactly_once_in_a_group_with_an_introduction(filled:
     assert "````text\n```\nactivate stove\n```\n````" in rule_3  # the example, fenced verbatim
     rule_1 = section(manual.markdown, "### rule_1 (Corrected Error)")
     assert "`go to (.+)`" in rule_1 and "\\<X\\>" in rule_1
+    assert "**Executable form.** rule `rule_1`:" in rule_1
     contents = section(manual.markdown, "## Contents")
     assert contents.count("](#") == 5
 

@@ -415,18 +415,20 @@ def _rule(
     if rule.example.strip():
         document.add("**Example.**", "", *_block(rule.example), "")
     if rule.form:
-        document.add(f"**Executable form.** {_form(rule.form)}", "")
+        document.add(f"**Executable form.** {_form(rule.form, rule.id)}", "")
     logs = [_log_entry(document, evidence, entry, by_id) for entry in rule.validation_logs]
     document.add(f"**Validation log.** {', '.join(logs) if logs else 'none yet'}", "")
 
 
-def _form(form: dict[str, Any]) -> str:
+def _form(form: dict[str, Any], rule_id: str) -> str:
+    """A rule's executable form in one line, named by the rule (the form's own id is a
+    placeholder until the build loop runs it)."""
     parts = [
         f"{_inline(str(key))} {_code(str(value))}"
         for key, value in form.items()
         if key not in ("kind", "id") and value not in ("", None, [], {})
     ]
-    head = f"{_inline(str(form.get('kind', 'rule')))} {_code(str(form.get('id', '')))}"
+    head = f"{_inline(str(form.get('kind', 'rule')))} {_code(rule_id)}"
     return head + (": " + "; ".join(parts) if parts else "")
 
 
