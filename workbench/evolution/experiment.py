@@ -206,6 +206,7 @@ class Evolver:
         self.stream = _plan(self.evolution, "stream")
         self.heldout = _plan(self.evolution, "heldout")
         self.name = self.evolution.name
+        self._outer: Progress = self.progress or NullProgress()
 
     # -- one regime's steps ----------------------------------------------------------------------
 
@@ -346,7 +347,6 @@ class Evolver:
     def run(self, regimes: list[Regime]) -> Iterator[Checkpoint]:
         """Every missing checkpoint, regimes interleaved so that they advance together; yields
         each checkpoint as it is stored."""
-        self._outer = self.progress or NullProgress()
         with Store(self.db) as store:
             done = {(c.regime, c.position) for c in store.checkpoints(self.name)}
         todo = [
