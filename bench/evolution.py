@@ -2,7 +2,8 @@
 held-out success rises over the stream and signed degradation stays ≤ 0 at every checkpoint,
 while the regime without the replay gate loses capability at some checkpoint.
 
-Runs ``workbench evolve`` with its defaults (all three regimes; about 8 minutes on 2 cores) in a temporary database, or resumes ``--db``. Prints the checkpoints, each regime's
+Runs ``workbench evolve`` with its defaults (all three regimes; about 8 minutes on 2 cores)
+in a temporary database, or resumes ``--db``. Prints the checkpoints, each regime's
 final/reference pass-rate ratio measured in this run, and whether each claim held.
 
     python bench/evolution.py [--db evolution.db] [--workers 2] [--plot DIR]
