@@ -71,3 +71,10 @@ def test_a_span_marked_in_jupyterlab_is_saved(episode_db: Path, lab: JupyterLab,
         3,
         "premature-focus",
     )
+
+    # keyboard stepping: focus the key strip, then the terminal UI's keys (and the arrows)
+    page.locator(".wb-keys").click()
+    position = page.locator(".wb-position")
+    for key, expected in (("ArrowRight", "step 4 / 6"), ("h", "step 3 / 6"), ("End", "step 5 / 6")):
+        page.keyboard.press(key)
+        expect(position).to_contain_text(expected, timeout=CHANGE_TIMEOUT_MS)

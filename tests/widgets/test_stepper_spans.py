@@ -45,6 +45,18 @@ def test_buttons_move_through_the_steps(stepper):
     assert stepper.index == 4 and "activate stove" in stepper.detail.value
 
 
+def test_keys_step_like_the_terminal_ui(stepper):
+    # the message the browser sends for a mapped key press
+    stepper.shortcuts._handle_custom_msg({"action": "next"}, [])
+    assert stepper.index == 1
+    for key, index in (("l", 2), ("ArrowRight", 3), ("h", 2), ("End", 6), ("0", 0), ("$", 6)):
+        stepper.shortcuts.press(key)
+        assert stepper.index == index, key
+    stepper.shortcuts._handle_custom_msg({"action": "explode"}, [])  # unknown actions are ignored
+    assert stepper.index == 6
+    assert stepper.shortcuts.bindings["ArrowLeft"] == "prev"
+
+
 def test_css_classes_of_the_contract(stepper, annotator):
     assert "wb-prev" in stepper.buttons["prev"]._dom_classes
     assert "wb-next" in stepper.buttons["next"]._dom_classes

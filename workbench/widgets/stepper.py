@@ -11,9 +11,21 @@ import traitlets
 from store import Episode, ListedEpisode, Span, Step, Store
 from workbench.spans import spans_at
 from workbench.widgets import html
+from workbench.widgets.keys import KeyListener
 
 PICKER_LIMIT = 500
 """Episodes the picker lists (failures first)."""
+STEP_KEYS = {
+    "ArrowLeft": "prev",
+    "ArrowRight": "next",
+    "h": "prev",
+    "l": "next",
+    "Home": "first",
+    "End": "last",
+    "0": "first",
+    "$": "last",
+}
+"""The terminal UI's stepping keys, plus the arrows."""
 
 
 def episode_label(episode: ListedEpisode | Episode) -> str:
@@ -77,23 +89,23 @@ class TrajectoryStepper(widgets.VBox):
         self.slider = widgets.IntSlider(min=0, max=0, readout=False, continuous_update=False)
         self.slider.add_class("wb-slider")
         self.position = widgets.HTML().add_class("wb-position")
+        self.shortcuts = KeyListener(STEP_KEYS, "⌨ click, then ←/→ or h/l step · Home/End or 0/$")
         self.detail = widgets.HTML().add_class("wb-step")
         self.covering = widgets.HTML().add_class("wb-step-spans")
         super().__init__(
             [
                 self.picker,
                 self.header,
-                widgets.HBox([*self.buttons.values(), self.slider, self.position]),
+                widgets.HBox([*self.buttons.values(), self.slider, self.position, self.shortcuts]),
                 self.detail,
                 self.covering,
             ]
         )
         self.add_class("wb-stepper")
-        self.buttons["first"].on_click(lambda _: self.go(0))
-        self.buttons["prev"].on_click(lambda _: self.go(self.index - 1))
-        self.buttons["next"].on_click(lambda _: self.go(self.index + 1))
-        self.buttons["last"].on_click(lambda _: self.go(self.n_steps - 1))
+        for name, button in self.buttons.items():
+            button.on_click(lambda _, name=name: self.act(name))
         self.slider.observe(lambda change: self.go(change["new"]), names="value")
+        self.shortcuts.on_action(self.act)
         self.picker.observe(self._picked, names="value")
         listing = self.store.listing(limit=PICKER_LIMIT)
         self.picker.options = [(episode_label(e), e.id) for e in listing]
@@ -110,6 +122,16 @@ class TrajectoryStepper(widgets.VBox):
     def go(self, index: int) -> None:
         """Move to step ``index`` (clamped to the episode)."""
         self.index = max(0, min(index, self.n_steps - 1))
+
+    def act(self, action: str) -> None:
+        """Do a stepping action: ``first``, ``prev``, ``next`` or ``last``."""
+        target = {
+            "first": 0,
+            "prev": self.index - 1,
+            "next": self.index + 1,
+            "last": self.n_steps - 1,
+        }
+        self.go(target[action])
 
     def refresh_spans(self) -> None:
         """Read the episode's spans again (after another widget or process changed them)."""
