@@ -25,6 +25,8 @@ class WorkbenchApp(App[None]):
         page_size: episodes read per page of the Runs table.
         poll_interval: seconds between checks for episodes added by another process
             (0 turns live updates off).
+        workspace: the workspace shown ('' is the researcher's own; ``evolve/<name>/<regime>``
+            is one regime of an evolution experiment).
     """
 
     CSS_PATH = "app.tcss"
@@ -38,11 +40,16 @@ class WorkbenchApp(App[None]):
     ]
 
     def __init__(
-        self, db_path: str | os.PathLike[str], *, page_size: int = 200, poll_interval: float = 1.0
+        self,
+        db_path: str | os.PathLike[str],
+        *,
+        page_size: int = 200,
+        poll_interval: float = 1.0,
+        workspace: str = "",
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
-        self.session = Session(StorePool(self.db_path))
+        self.session = Session(StorePool(self.db_path, workspace=workspace))
         self.page_size = page_size
         self.poll_interval = poll_interval
 
@@ -70,9 +77,16 @@ class WorkbenchApp(App[None]):
 
 
 def make_app(
-    db_path: str | os.PathLike[str], *, page_size: int = 200, poll_interval: float = 1.0
+    db_path: str | os.PathLike[str],
+    *,
+    page_size: int = 200,
+    poll_interval: float = 1.0,
+    workspace: str = "",
 ) -> WorkbenchApp:
-    """The app on ``db_path``, whose schema is created or migrated first (in this thread, so
-    the app's reader threads never race to migrate)."""
+    """The app on ``db_path`` (in ``workspace``, e.g. one regime of an evolution experiment),
+    whose schema is created or migrated first (in this thread, so the app's reader threads
+    never race to migrate)."""
     Store(db_path).close()
-    return WorkbenchApp(db_path, page_size=page_size, poll_interval=poll_interval)
+    return WorkbenchApp(
+        db_path, page_size=page_size, poll_interval=poll_interval, workspace=workspace
+    )

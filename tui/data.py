@@ -46,11 +46,13 @@ class StorePool:
     Args:
         path: the database file.
         keep: how many idle stores to keep open for reuse.
+        workspace: the workspace the stores see ('' is the researcher's own).
     """
 
-    def __init__(self, path: str | os.PathLike[str], keep: int = 4) -> None:
+    def __init__(self, path: str | os.PathLike[str], keep: int = 4, workspace: str = "") -> None:
         self.path = str(path)
-        self.name = os.path.basename(self.path)
+        self.workspace = workspace
+        self.name = os.path.basename(self.path) + (f" [{workspace}]" if workspace else "")
         self._idle: queue.LifoQueue[Store] = queue.LifoQueue(maxsize=keep)
         self._lock = threading.Lock()
         self._closed = False
@@ -61,7 +63,7 @@ class StorePool:
         try:
             opened = self._idle.get_nowait()
         except queue.Empty:
-            opened = Store(self.path)
+            opened = Store(self.path, workspace=self.workspace)
         try:
             yield opened
         finally:

@@ -85,6 +85,11 @@ def _db_flag(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     )
 
 
+def _given_workspace(workspace: str) -> str:
+    """The workspace the command line names: the command's own, else the group's."""
+    return workspace or click.get_current_context().find_root().meta.get("workspace", "")
+
+
 def _given_db(db_path: Path | None) -> Path | None:
     """The database the command line names, if any: `workbench --db X ls` and
     `workbench ls --db X` both work; the command's own wins."""
@@ -92,14 +97,16 @@ def _given_db(db_path: Path | None) -> Path | None:
 
 
 def db_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--db PATH`` (env ``WORKBENCH_DB``, default ``./workbench.db``), opened as ``store``."""
+    """``--db PATH`` (env ``WORKBENCH_DB``, default ``./workbench.db``) and ``--workspace``,
+    opened as ``store``."""
 
     @_db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")
+    @workspace_flag
     @functools.wraps(command)
-    def wrapper(db_path: Path | None, **kwargs: Any) -> Any:
+    def wrapper(db_path: Path | None, workspace: str, **kwargs: Any) -> Any:
         path = _given_db(db_path) or default_db_path()
         try:
-            store = Store(path)
+            store = Store(path, workspace=_given_workspace(workspace))
         except (sqlite3.Error, OSError, RuntimeError) as error:
             raise click.ClickException(f"cannot open database {path}: {error}") from error
         with store:
@@ -142,19 +149,31 @@ def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
 # -- commands ---------------------------------------------------------------------------------
 
 
+workspace_flag = click.option(
+    "--workspace",
+    envvar="WORKBENCH_WORKSPACE",
+    default="",
+    metavar="NAME",
+    help="Work in this workspace of the database, e.g. evolve/NAME/gated (one regime of an "
+    "evolution experiment) [env WORKBENCH_WORKSPACE; default: your own].",
+)
+
+
 @click.group(
     name="workbench",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.version_option(package_name="trajectory-workbench")
 @_db_flag("SQLite database file for every command [env WORKBENCH_DB; default ./workbench.db].")
+@workspace_flag
 @click.pass_context
-def main(ctx: click.Context, db_path: Path | None) -> None:
+def main(ctx: click.Context, db_path: Path | None, workspace: str) -> None:
     """Trajectory Workbench: import agent trajectories, triage failures, turn them into knowledge.
 
     Everything lives in one SQLite file (--db, or WORKBENCH_DB, default ./workbench.db).
     """
     ctx.meta["db_path"] = db_path
+    ctx.meta["workspace"] = workspace
 
 
 @main.command("import")
@@ -753,7 +772,8 @@ def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
 
 @main.command("tui")
 @_db_flag("SQLite database file [env WORKBENCH_DB; default: the demo database ./workbench.db].")
-def tui_command(db_path: Path | None) -> None:
+@workspace_flag
+def tui_command(db_path: Path | None, workspace: str) -> None:
     """Open the terminal UI: runs, trajectories, spans and comparisons.
 
     With no database given (neither --db nor WORKBENCH_DB) it opens the demo database
@@ -778,7 +798,7 @@ def tui_command(db_path: Path | None) -> None:
             f"the terminal UI needs textual ({error}); install it with "
             "pip install 'trajectory-workbench[tui]'"
         ) from error
-    make_app(path).run()
+    make_app(path, workspace=_given_workspace(workspace)).run()
 
 
 def make_reasoner(store: Store, name: str) -> Reasoner:
