@@ -226,19 +226,14 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
 
     # -- batches, tasks, sources ----------------------------------------------------------
 
-    def _insert_or_ignore(self, table: str, record: Task) -> None:
-        row = to_row(record)
+    def _insert_or_ignore(self, table: str, row: dict[str, Any]) -> None:
         with self.transaction():
             self.conn.execute(_insert_sql(table, list(row), "INSERT OR IGNORE"), list(row.values()))
 
     def put_batch(self, batch: Batch) -> None:
         """Insert a batch into this store's workspace, or leave an existing one with the same
         id as it is."""
-        row = {**to_row(batch), "workspace": self.workspace}
-        with self.transaction():
-            self.conn.execute(
-                _insert_sql("batches", list(row), "INSERT OR IGNORE"), list(row.values())
-            )
+        self._insert_or_ignore("batches", {**to_row(batch), "workspace": self.workspace})
 
     def scoped(self, where: EpisodeFilter) -> EpisodeFilter:
         """``where`` limited to this store's workspace unless it names one itself."""
@@ -258,7 +253,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
 
     def put_task(self, task: Task) -> None:
         """Insert a task, or leave an existing one with the same id as it is."""
-        self._insert_or_ignore("tasks", task)
+        self._insert_or_ignore("tasks", to_row(task))
 
     def task(self, task_id: str) -> Task | None:
         """The task with this id."""
@@ -549,18 +544,14 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
 
     def distinct(self, column: Literal["family", "agent", "batch"]) -> list[str]:
         """The non-empty values of ``column`` among stored episodes (batches by name), sorted."""
+        in_workspace = "batch_id IN (SELECT id FROM batches WHERE workspace = ?)"
         sql = {
-            "family": "SELECT DISTINCT family FROM episodes ORDER BY family",
-            "agent": "SELECT DISTINCT agent FROM episodes ORDER BY agent",
-            "batch": "SELECT name FROM batches b WHERE id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
+            "family": f"SELECT DISTINCT family FROM episodes WHERE {in_workspace} ORDER BY family",
+            "agent": f"SELECT DISTINCT agent FROM episodes WHERE {in_workspace} ORDER BY agent",
+            "batch": "SELECT name FROM batches WHERE workspace = ? "
+            "AND id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
         }[column]
-        scoped = sql.replace(
-            " ORDER BY",
-            " WHERE batch_id IN (SELECT id FROM batches WHERE workspace = ?) ORDER BY"
-            if column != "batch"
-            else " AND workspace = ? ORDER BY",
-        )
-        return [row[0] for row in self._rows(scoped, (self.workspace,)) if row[0]]
+        return [row[0] for row in self._rows(sql, (self.workspace,)) if row[0]]
 
     def episode_position(self, where: EpisodeFilter, episode_id: str) -> tuple[int, bool]:
         """Where an episode stands in the failures-first listing of ``where``: how many listed

@@ -431,26 +431,22 @@ def judge(ledger: list[LedgerEntry], preservation: bool = True) -> Gate:
         "preservation_candidate": _rate([e.candidate_success for e in preserved]),
         "pending": sum(e.change == "pending" for e in ledger),
     }
+    if not preservation:
+        kept, detail = True, "not checked (ablation)"
+    elif regressed:
+        kept, detail = False, f"regressed: {', '.join(regressed)}"
+    elif preserved:
+        kept, detail = True, f"all {len(preserved)} preserved"
+    else:
+        kept, detail = False, "no preservation case was replayed"
     checks = [
         GateCheck(
             name="corrections improve",
             passed=fixed >= 1 and fixed > broken,
             detail=f"{fixed} fixed, {broken} broken of {len(corrections)}",
         ),
-        GateCheck(
-            name="no preservation regression",
-            passed=not regressed and bool(preserved),
-            detail=f"regressed: {', '.join(regressed)}"
-            if regressed
-            else f"all {len(preserved)} preserved"
-            if preserved
-            else "no preservation case was replayed",
-        ),
+        GateCheck(name="no preservation regression", passed=kept, detail=detail),
     ]
-    if not preservation:
-        checks[1] = GateCheck(
-            name="no preservation regression", passed=True, detail="not checked (ablation)"
-        )
     return Gate(passed=all(c.passed for c in checks), checks=checks, stats=stats)
 
 

@@ -42,8 +42,8 @@ from store import (
 from workbench.admit.repository import active_guidance, admission_order, admit
 from workbench.agents.guidance import Guidance
 from workbench.analyze.analyzer import analyze
-from workbench.compile.compiler import compile_run
-from workbench.compile.contracts import CONTRACT, form_of
+from workbench.compile.compiler import compile_run, contract_of
+from workbench.compile.contracts import form_of
 from workbench.llm.reasoner import Reasoner
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import AgentSpec, PlannedEpisode, RunConfig, build_env, plan_run, run_batch
@@ -72,21 +72,22 @@ class EvolveConfig(BaseModel):
         """Checkpoints after the reference (the last one may cover a shorter stretch)."""
         return -(-self.stream_size // self.every)
 
+    def run(self, held_out: bool, guidance: Guidance | None = None) -> RunConfig:
+        """The run configuration of the stream (train) or of the held-out set (test)."""
+        return RunConfig(
+            families=self.heldout if held_out else self.stream,
+            split="test" if held_out else "train",
+            episodes=self.heldout_size if held_out else self.stream_size,
+            seed=self.seed,
+            step_limit=self.step_limit,
+            agent=self.agent,
+            guidance=guidance or Guidance(),
+        )
+
 
 def workspace(name: str, regime: str) -> str:
     """Where a regime of an experiment learns (``heldout`` holds every scored run)."""
     return f"evolve/{name}/{regime}"
-
-
-def _run_config(config: EvolveConfig, split: str, families: list[str], size: int) -> RunConfig:
-    return RunConfig(
-        families=families,
-        split=split,  # type: ignore[arg-type]
-        episodes=size,
-        seed=config.seed,
-        step_limit=config.step_limit,
-        agent=config.agent,
-    )
 
 
 def start_evolution(store: Store, name: str, config: EvolveConfig) -> Evolution:
@@ -105,13 +106,11 @@ def start_evolution(store: Store, name: str, config: EvolveConfig) -> Evolution:
                 "options or pick another --name"
             )
         return existing
-    stream_config = _run_config(config, "train", config.stream, config.stream_size)
-    heldout_config = _run_config(config, "test", config.heldout, config.heldout_size)
-    env = build_env(stream_config)
+    env = build_env(config.run(held_out=False))
     try:
         # plan ids are relative ('family:variation[:trial]'); each batch prefixes its name
-        stream = _relative(plan_run(stream_config, env, ""))
-        heldout = _relative(plan_run(heldout_config, env, ""))
+        stream = _relative(plan_run(config.run(held_out=False), env, ""))
+        heldout = _relative(plan_run(config.run(held_out=True), env, ""))
     finally:
         env.close()
     evolution = Evolution(
@@ -212,14 +211,11 @@ class Evolver:
 
     def _score(self, regime: str, position: int, guidance: Guidance) -> dict[str, Any]:
         """Run the held-out set with ``guidance``; outcomes and artifact uses per case."""
-        batch = f"evolve/{self.name}/heldout/{regime}-{position}"
-        config = _run_config(
-            self.config, "test", self.config.heldout, self.config.heldout_size
-        ).model_copy(update={"guidance": guidance})
+        batch = f"{workspace(self.name, 'heldout')}/{regime}-{position}"
         with Store(self.db, workspace=workspace(self.name, "heldout")) as store:
             run_batch(
                 store,
-                config,
+                self.config.run(held_out=True, guidance=guidance),
                 batch=batch,
                 plan=_prefixed(self.heldout, batch),
                 workers=self.workers,
@@ -262,12 +258,9 @@ class Evolver:
         batch = f"{workspace(self.name, regime)}/learn-{position}"
         admissions = []
         with Store(self.db, workspace=workspace(self.name, regime)) as store:
-            config = _run_config(
-                self.config, "train", self.config.stream, self.config.stream_size
-            ).model_copy(update={"guidance": active_guidance(store)})
             run_batch(
                 store,
-                config,
+                self.config.run(held_out=False, guidance=active_guidance(store)),
                 batch=batch,
                 plan=_prefixed(self.stream[start:stop], batch),
                 workers=self.workers,
@@ -314,7 +307,7 @@ class Evolver:
         """Freeze the regime's repository and score it on the held-out set."""
         with Store(self.db, workspace=workspace(self.name, regime)) as store:
             active = store.versions(status="active")
-        guidance = Guidance(forms=[form_of(CONTRACT.validate_python(v.contract)) for v in active])
+            guidance = active_guidance(store)
         scored = self._score(regime, position, guidance)
         with Store(self.db) as store:
             previous = store.checkpoints(self.name, regime)
@@ -384,7 +377,7 @@ class Evolver:
 
 def _behaviour(version: ArtifactVersion) -> dict[str, Any]:
     """What an agent following the version does (its guidance form)."""
-    return form_of(CONTRACT.validate_python(version.contract)).model_dump(mode="json")
+    return form_of(contract_of(version)).model_dump(mode="json")
 
 
 def _judged_twin(store: Store, version: ArtifactVersion) -> ArtifactVersion | None:
@@ -400,18 +393,12 @@ def _judged_twin(store: Store, version: ArtifactVersion) -> ArtifactVersion | No
 def _set_aside(store: Store, version: ArtifactVersion, twin: ArtifactVersion) -> None:
     """Close a staged version that behaves like an already judged one without judging it
     again: it stays in the repository, superseded (twin active) or rejected (twin rejected)."""
+    passed = twin.status != "rejected"
+    detail = f"behaves like {twin.artifact} v{twin.version} ({twin.status}); not judged again"
     verdict = Gate(
-        passed=twin.status in ("active", "superseded"),
-        checks=[
-            GateCheck(
-                name="unchanged",
-                passed=twin.status in ("active", "superseded"),
-                detail=f"behaves like {twin.artifact} v{twin.version} ({twin.status}); not judged again",
-            )
-        ],
+        passed=passed, checks=[GateCheck(name="unchanged", passed=passed, detail=detail)]
     )
-    status = "rejected" if twin.status == "rejected" else "superseded"
-    store.record_gate(version.id or 0, "contract", verdict, status)
+    store.record_gate(version.id or 0, "contract", verdict, "superseded" if passed else "rejected")
 
 
 def _admission(version: ArtifactVersion) -> dict[str, Any]:
