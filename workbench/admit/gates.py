@@ -320,20 +320,21 @@ def replay_gate(
     assert version.id is not None
     cases = [c for c in version.cases if preservation or c.role == "correction"]
     groups = _groups(store, cases)
-    total = sum(len(cases) for _, cases in groups.values())
+    total = sum(len(group) for _, group in groups.values())
+    episodes: dict[tuple[str, str], str] = {}
+    _write_ledger(store, version, episodes, preservation)  # every case, pending until replayed
     if not total:
         return Gate(
             passed=False,
             checks=[GateCheck(name="cases", passed=False, detail="no case can be replayed")],
         )
-    episodes: dict[tuple[str, str], str] = {}
     sides = {
         "base": guidance_for(store, version, False),
         "cand": guidance_for(store, version, True),
     }
     progress.start(2 * total, "replaying")
     try:
-        for key, (config, cases) in groups.items():
+        for key, (config, group) in groups.items():
             for side, guidance in sides.items():
                 batch = f"replay-v{version.id}-{side}-{key}"
                 plan = [
@@ -345,13 +346,13 @@ def replay_gate(
                         trial=0,
                         seed=c.seed,
                     )
-                    for c in cases
+                    for c in group
                 ]
                 side_config = config.model_copy(
                     update={
                         "guidance": guidance,
-                        "families": sorted({c.family for c in cases}),
-                        "episodes": len(cases),
+                        "families": sorted({c.family for c in group}),
+                        "episodes": len(group),
                     }
                 )
                 run_batch(
@@ -365,12 +366,12 @@ def replay_gate(
                     progress=_Forward(progress),
                     cancel=cancel,
                 )
-                for case in cases:
+                for case in group:
                     episodes[(case.episode_id, side)] = f"{batch}:{case.episode_id}"
+            _write_ledger(store, version, episodes, preservation)  # this group's pairs are in
     finally:
         progress.finish()
-    ledger = [_entry(store, version, c, episodes) for c in cases]
-    return judge(ledger, preservation)
+    return judge(store.ledger(version.id), preservation)
 
 
 class _Forward:
@@ -389,13 +390,45 @@ class _Forward:
         pass
 
 
+class LedgerMismatch(RuntimeError):
+    """The ledger of a version does not hold exactly the cases the version planned."""
+
+
+def _write_ledger(
+    store: Store,
+    version: ArtifactVersion,
+    episodes: dict[tuple[str, str], str],
+    preservation: bool,
+) -> list[LedgerEntry]:
+    """One ledger entry per planned case, written in one transaction, then checked against the
+    plan. A case not (yet) replayed — still to come, unreplayable, or in the preservation set
+    under the ablation — is entered without episodes, so it stays visible as pending.
+
+    Raises:
+        LedgerMismatch: the stored ledger and the version's cases disagree (a bug, never a
+            verdict: nothing is judged on a partial ledger).
+    """
+    with store.transaction():
+        for case in version.cases:
+            replayed = preservation or case.role == "correction"
+            store.put_ledger(_entry(store, version, case, episodes if replayed else {}))
+        ledger = store.ledger(version.id or 0)
+    planned = sorted((c.episode_id, c.role) for c in version.cases)
+    if sorted((e.case, e.role) for e in ledger) != planned:
+        raise LedgerMismatch(
+            f"the ledger of version {version.id} holds {len(ledger)} case(s) but the version "
+            f"planned {len(planned)}; its replay is not judged"
+        )
+    return ledger
+
+
 def _entry(
     store: Store, version: ArtifactVersion, case: ReplayCase, episodes: dict[tuple[str, str], str]
 ) -> LedgerEntry:
     base = store.episode(episodes.get((case.episode_id, "base"), ""))
     cand = store.episode(episodes.get((case.episode_id, "cand"), ""))
     uses = cand.metadata.get("guidance_uses", []) if cand else []
-    entry = LedgerEntry(
+    return LedgerEntry(
         version_id=version.id or 0,
         case=case.episode_id,
         role=case.role,
@@ -405,7 +438,6 @@ def _entry(
         candidate_success=cand.outcome.success if cand else None,
         fired=any(u.get("artifact") == version.artifact for u in uses),
     )
-    return store.put_ledger(entry)
 
 
 def judge(ledger: list[LedgerEntry], preservation: bool = True) -> Gate:
@@ -439,11 +471,13 @@ def judge(ledger: list[LedgerEntry], preservation: bool = True) -> Gate:
         kept, detail = True, f"all {len(preserved)} preserved"
     else:
         kept, detail = False, "no preservation case was replayed"
+    unjudged = sum(e.role == "correction" and e.change == "pending" for e in ledger)
     checks = [
         GateCheck(
             name="corrections improve",
             passed=fixed >= 1 and fixed > broken,
-            detail=f"{fixed} fixed, {broken} broken of {len(corrections)}",
+            detail=f"{fixed} fixed, {broken} broken of {len(corrections)}"
+            + (f" ({unjudged} not replayed)" if unjudged else ""),
         ),
         GateCheck(name="no preservation regression", passed=kept, detail=detail),
     ]

@@ -1,0 +1,95 @@
+"""The replay gate on the real simulator: every planned case reaches the ledger, whatever run
+configuration recorded it, and the ledger never disagrees with the plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from store import ArtifactVersion, LedgerEntry, ReplayCase, Store
+from tests.admit.test_gates import rule_contract
+from workbench.admit.evidence import origin_of
+from workbench.admit.gates import LedgerMismatch, _write_ledger, replay_gate
+from workbench.runner import AgentSpec, RunConfig, run_batch
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str]]:
+    """A database with one find-living-thing episode from each of two run configurations
+    (different seeds and mistake rates): ``(path, [episode of the first, of the second])``."""
+    path = str(tmp_path_factory.mktemp("replay") / "workbench.db")
+    episodes = []
+    with Store(path) as store:
+        for batch, seed, rates in (("first", 1, {}), ("second", 2, {"stop-early": 0.0})):
+            config = RunConfig(
+                families=["find-living-thing"], episodes=1, seed=seed, agent=AgentSpec(rates=rates)
+            )
+            report = run_batch(store, config, batch=batch, workers=1)
+            episodes += store.episode_ids(report.batch_id)
+    return path, episodes
+
+
+def _case(store: Store, episode_id: str, role: str) -> ReplayCase:
+    episode = store.episode(episode_id)
+    origin = origin_of(store, episode)
+    return ReplayCase(
+        episode_id=episode_id,
+        role=role,
+        family=episode.family,
+        variation=origin.variation,
+        split=episode.split,
+        seed=episode.seed,
+        why="test",
+    )
+
+
+def _staged(store: Store, name: str, cases: list[ReplayCase]) -> ArtifactVersion:
+    contract = rule_contract()
+    contract["name"] = contract["form"]["id"] = name
+    return store.stage_version(
+        ArtifactVersion(artifact=name, version=1, kind="rule", contract=contract, cases=cases)
+    )
+
+
+def test_cases_from_two_run_configurations_are_all_judged(two_runs):
+    path, (first, second) = two_runs
+    with Store(path) as store:
+        version = _staged(
+            store,
+            "two-groups",
+            [_case(store, first, "correction"), _case(store, second, "correction")],
+        )
+        gate = replay_gate(store, version, workers=1)
+        ledger = store.ledger(version.id)
+    assert sorted(e.case for e in ledger) == sorted([first, second])
+    assert all(e.baseline_episode and e.candidate_episode for e in ledger)
+    assert all(e.change != "pending" for e in ledger)
+    assert gate.stats["corrections"] == 2
+    assert gate.checks[0].detail.endswith("of 2")
+
+
+def test_under_the_ablation_the_preservation_cases_stay_in_the_ledger_unreplayed(two_runs):
+    path, (first, second) = two_runs
+    with Store(path) as store:
+        version = _staged(
+            store,
+            "ablated",
+            [_case(store, first, "correction"), _case(store, second, "preservation")],
+        )
+        gate = replay_gate(store, version, workers=1, preservation=False)
+        ledger = {e.role: e for e in store.ledger(version.id)}
+    assert len(ledger) == 2
+    assert ledger["correction"].change != "pending"
+    assert ledger["preservation"].change == "pending"
+    assert ledger["preservation"].candidate_episode is None
+    assert gate.stats["corrections"] == 1 and gate.stats["preservation"] == 0
+
+
+def test_a_ledger_that_disagrees_with_the_plan_fails_loudly(two_runs):
+    path, (first, second) = two_runs
+    with Store(path) as store:
+        version = _staged(store, "stray", [_case(store, first, "correction")])
+        store.put_ledger(LedgerEntry(version_id=version.id, case=second, role="preservation"))
+        with pytest.raises(LedgerMismatch, match="holds 2 case"):
+            _write_ledger(store, version, {}, preservation=True)
