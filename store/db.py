@@ -47,6 +47,8 @@ class EpisodeFilter:
     environment: str | None = None
     replays: bool | None = None
     """``False`` leaves out episodes of replay batches (a candidate's paired replays)."""
+    held_out: bool | None = None
+    """``False`` leaves out held-out episodes (the test split)."""
     workspace: str | None = None
     """Only episodes of this workspace's batches (the store fills in its own when ``None``)."""
 
@@ -77,6 +79,8 @@ class EpisodeFilter:
             # way into the table (the main one holds nearly every episode)
             clauses.append("+e.batch_id IN (SELECT id FROM batches WHERE workspace = ?)")
             params.append(self.workspace)
+        if self.held_out is False:
+            clauses.append("e.split IS NOT 'test'")
         if self.replays is False:
             clauses.append(
                 "(e.batch_id IS NULL OR e.batch_id NOT IN (SELECT id FROM batches WHERE kind = 'replay'))"

@@ -826,6 +826,11 @@ reasoner_option = click.option(
 @main.command("analyze")
 @click.option("--batch", help="Only failures of this batch (id or name).")
 @click.option("--family", help="Only failures of this task family.")
+@click.option(
+    "--split",
+    type=click.Choice(["train", "dev", "test", "other"]),
+    help="Only failures of this split (default: every split but the held-out test split).",
+)
 @reasoner_option
 @click.option(
     "--new-run",
@@ -843,12 +848,15 @@ def analyze_command(
     store: Store,
     batch: str | None,
     family: str | None,
+    split: str | None,
     reasoner_name: str,
     new_run: bool,
     show_agreement: bool,
 ) -> None:
-    """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them."""
-    where = EpisodeFilter(batch=batch, family=family)
+    """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them.
+
+    Without --batch or --split, held-out (test) episodes and candidates' replays are left out."""
+    where = EpisodeFilter(batch=batch, family=family, split=split)
     if show_agreement:
         rows = agreement(store, where)
         if not rows:

@@ -137,3 +137,23 @@ def test_reclustering_unchanged_analyses_keeps_cluster_ids(runs):
     before = runs.clusters(report.run.id)
     analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
     assert runs.clusters(report.run.id) == before
+
+
+def test_held_out_failures_are_analysed_only_when_the_scope_asks_for_them(runs):
+    from store import Episode, Outcome, Step, Task
+
+    runs.put_task(Task(id="sw:boil:9", environment="sw", family="boil", split="test"))
+    steps = [
+        Step(episode_id="held-out", index=i, kind="action", action=action, observation=seen)
+        for i, (action, seen) in enumerate(DOOR)
+    ]
+    runs.add_episode(
+        Episode(id="held-out", task_id="sw:boil:9", batch_id="b", outcome=Outcome(success=False)),
+        steps,
+    )
+    default = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    assert "held-out" not in {a.episode_id for a in runs.analyses(default.run.id)}
+    assert default.analyzed == 4
+    for scope in (EpisodeFilter(split="test"), EpisodeFilter(held_out=True)):
+        chosen = analyze(runs, scope, HeuristicReasoner(runs), new_run=True)
+        assert "held-out" in {a.episode_id for a in runs.analyses(chosen.run.id)}

@@ -33,9 +33,23 @@ class AnalysisReport:
 
 def scope_of(where: EpisodeFilter) -> dict[str, Any]:
     """The filter as a plain dict of its set fields (what identifies a run's scope)."""
-    return {
-        k: v for k, v in vars(where).items() if v is not None and k not in ("outcome", "replays")
-    }
+    implied = ("outcome", "replays", "held_out")
+    return {k: v for k, v in vars(where).items() if v is not None and k not in implied}
+
+
+def failures_in_scope(where: EpisodeFilter) -> EpisodeFilter:
+    """The failures :func:`analyze` reads for ``where``. Candidates' replays are evidence for
+    their gates and held-out (test) episodes measure what was learned, so neither is analysed
+    unless the scope asks for them: a named batch (which may be a replay or test batch), a
+    named split, or ``replays``/``held_out`` set explicitly."""
+    named = where.batch is not None
+    replays = where.replays if where.replays is not None or named else False
+    held_out = where.held_out
+    if held_out is None and not named and where.split is None:
+        held_out = False
+    return EpisodeFilter(
+        **{**vars(where), "outcome": "failed", "replays": replays, "held_out": held_out}
+    )
 
 
 def check(proposal: Proposal, case: FailureCase) -> None:
@@ -72,8 +86,8 @@ def analyze(
 
     Re-running with the same scope and reasoner continues the latest such run (failures it
     already analysed are skipped); ``new_run`` starts a fresh run. Each analysis is stored with
-    its analyzer-authored causal span in one transaction. Episodes of replay batches are left
-    out unless ``where`` names a batch or sets ``replays``.
+    its analyzer-authored causal span in one transaction. Replays and held-out episodes are left
+    out unless the scope asks for them (:func:`failures_in_scope`).
     """
     progress = progress or NullProgress()
     scope = scope_of(where)
@@ -85,11 +99,7 @@ def analyze(
     )
     assert run.id is not None
     done = {a.episode_id for a in store.analyses(run.id)}
-    # candidates' replays are evidence for their gates, not failures to analyse, unless the
-    # scope names a batch (which may be a replay batch)
-    replays = where.replays if where.replays is not None or where.batch else False
-    failures = EpisodeFilter(**{**vars(where), "outcome": "failed", "replays": replays})
-    todo = [e for e in store.iter_episodes(failures) if e.id not in done]
+    todo = [e for e in store.iter_episodes(failures_in_scope(where)) if e.id not in done]
     report = AnalysisReport(run=run, skipped=len(done))
     progress.start(len(todo), f"analyzing with {reasoner.name}")
     try:
