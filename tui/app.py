@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -55,6 +55,17 @@ class WorkbenchApp(App[None]):
 
     def get_default_screen(self) -> Screen:
         return RunsScreen(self.session, page_size=self.page_size, poll_interval=self.poll_interval)
+
+    def run(self, **kwargs: Any) -> None:
+        """Run the app until it quits. When an exception ended it (Textual has printed the
+        traceback), the process exits with the app's non-zero return code, never 0.
+
+        Args:
+            **kwargs: passed to :meth:`textual.app.App.run` (``headless``, ``size``…).
+        """
+        super().run(**kwargs)
+        if self.return_code:
+            raise SystemExit(self.return_code)
 
     def on_unmount(self) -> None:
         self.session.pool.close()

@@ -45,3 +45,18 @@ def test_tui_without_a_database_builds_the_demo_first(opened, tmp_path, monkeypa
     # a second start finds the database and opens it straight away
     result = CliRunner().invoke(cli.main, ["tui"])
     assert built == ["demo-train", "demo-test"] and len(opened) == 2
+
+
+def test_a_crash_in_a_screen_ends_the_process_with_an_error(tui_db, monkeypatch):
+    """Textual prints the traceback of an exception raised while drawing and ends the app;
+    `workbench tui` then exits with the app's return code, not 0."""
+    from tui.screens.runs import RunsScreen
+
+    def crash(self) -> None:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(RunsScreen, "on_mount", crash)
+    run = WorkbenchApp.run
+    monkeypatch.setattr(WorkbenchApp, "run", lambda self, **kw: run(self, headless=True, **kw))
+    result = CliRunner().invoke(cli.main, ["tui", "--db", str(tui_db)], env={"WORKBENCH_DB": ""})
+    assert result.exit_code == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from store import Evolution, Store
-from tests.evolution.records import NAME, add_gated_checkpoint, write_experiment
+from tests.evolution.records import NAME, add_gated_checkpoint, checkpoint, write_experiment
 from tests.tui.conftest import SIZE, rows, settle
 from tui.app import make_app
 from tui.screens.evolution import PANELS, EvolutionScreen, panel_lines, read_evolution
@@ -159,7 +159,7 @@ def test_read_evolution_falls_back_to_the_newest(evo_db):
 
 
 async def test_all_three_regimes_render(evo_db):
-    from tests.evolution.records import GATED, checkpoint
+    from tests.evolution.records import GATED
 
     with Store(evo_db) as store:
         for position, row in enumerate(GATED):
@@ -175,3 +175,39 @@ async def test_all_three_regimes_render(evo_db):
             "no-preservation",
         ]
         assert sum(r[0] == "no-preservation" for r in rows(screen.table)) == 4
+
+
+NOTHING_ADMITTED = [(tasks, 21, (0, 0, 0), 0, 0, 0) for tasks in (0, 5, 10, 15)]
+"""A regime that never admitted an artifact: empty repository, no use rate to draw."""
+
+
+@pytest.mark.parametrize("upto", [len(NOTHING_ADMITTED), 1])
+async def test_a_regime_that_admitted_nothing_draws_empty(evo_db, upto):
+    with Store(evo_db) as store:
+        for position, row in enumerate(NOTHING_ADMITTED[:upto]):
+            store.put_checkpoint(checkpoint(NAME, "no-preservation", position, row))
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        for panel in PANELS:
+            rendered(screen, panel)  # plotext builds every panel without an IndexError
+        await pilot.pause()
+        assert app.return_code is None and isinstance(app.screen, EvolutionScreen)
+        use = screen.plot("use_rate")
+        assert "no-preservation" not in rendered(screen, "use_rate")
+        assert use.border_subtitle == "nothing to draw: no-preservation"
+        assert "no-preservation" in rendered(screen, "pass_rate")
+        assert screen.plot("pass_rate").border_subtitle == ""
+        assert sum(r[0] == "no-preservation" for r in rows(screen.table)) == upto
+
+
+async def test_a_panel_with_nothing_at_all_is_empty(tmp_path):
+    with Store(tmp_path / "e.db") as store:
+        store.put_evolution(Evolution(name="fresh"))
+        store.put_checkpoint(checkpoint("fresh", "gated", 0, NOTHING_ADMITTED[0]))
+    app = make_app(tmp_path / "e.db", poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        for panel in PANELS:
+            rendered(screen, panel)
+        assert screen.plot("use_rate").border_subtitle == "nothing to draw: gated"

@@ -125,6 +125,13 @@ def panel_lines(series: list[Series]) -> dict[str, list[Line]]:
     return lines
 
 
+def undrawn_note(lines: list[Line]) -> str:
+    """The panel's note naming the regimes it has no point of (e.g. no use rate: the regime
+    never stored an artifact); empty when every regime is drawn."""
+    missing = [line.label for line in lines if line.label and not line.x]
+    return f"nothing to draw: {', '.join(missing)}" if missing else ""
+
+
 def checkpoint_cells(checkpoint: Checkpoint) -> list[Text]:
     """One checkpoint's row of the table."""
     c = checkpoint
@@ -286,8 +293,11 @@ class EvolutionScreen(Screen[None]):
             plt.clear_data()
             plt.clear_figure()
             for line in lines:
-                draw = plt.plot if line.lines else plt.scatter
-                draw(line.x, line.y, label=line.label or "", color=line.color, marker=line.marker)
+                if line.x:  # plotext's legend fails on a labelled line without points
+                    draw = plt.plot if line.lines else plt.scatter
+                    label = line.label or ""
+                    draw(line.x, line.y, label=label, color=line.color, marker=line.marker)
+            widget.border_subtitle = undrawn_note(lines)
             if ticks:
                 plt.xticks(ticks)
             if panel in ("pass_rate", "use_rate"):
