@@ -149,3 +149,23 @@ def test_demo_builds_train_and_test_batches(run, db_path):
         assert {b.name for b in store.batches()} == {"demo-train", "demo-test"}
         assert store.count_episodes() == 6
         assert {e.split for e in store.episodes()} == {"train", "test"}
+
+
+def test_a_file_that_is_not_a_database_is_the_same_one_line_error_for_ls_and_tui(
+    tmp_path, monkeypatch
+):
+    from tui.app import WorkbenchApp
+
+    monkeypatch.setattr(WorkbenchApp, "run", lambda self, **kwargs: None)
+    notadb = tmp_path / "notadb.txt"
+    notadb.write_text("these are notes, not a database\n")
+    outputs = []
+    for command in ("ls", "tui"):
+        result = CliRunner().invoke(main, [command, "--db", str(notadb)])
+        assert isinstance(result.exception, SystemExit) and result.exit_code == 1, command
+        outputs.append(result.output)
+    assert (
+        outputs[0]
+        == outputs[1]
+        == f"Error: cannot open database {notadb}: file is not a database\n"
+    )

@@ -96,6 +96,14 @@ def _given_db(db_path: Path | None) -> Path | None:
     return db_path or click.get_current_context().find_root().meta.get("db_path")
 
 
+def open_store(path: Path, workspace: str = "") -> Store:
+    """The store at ``path``; a file that cannot be opened as one is a one-line error."""
+    try:
+        return Store(path, workspace=workspace)
+    except (sqlite3.Error, OSError, RuntimeError) as error:
+        raise click.ClickException(f"cannot open database {path}: {error}") from error
+
+
 def db_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--db PATH`` (env ``WORKBENCH_DB``, default ``./workbench.db``) and ``--workspace``,
     opened as ``store``."""
@@ -105,11 +113,7 @@ def db_option(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(db_path: Path | None, workspace: str, **kwargs: Any) -> Any:
         path = _given_db(db_path) or default_db_path()
-        try:
-            store = Store(path, workspace=_given_workspace(workspace))
-        except (sqlite3.Error, OSError, RuntimeError) as error:
-            raise click.ClickException(f"cannot open database {path}: {error}") from error
-        with store:
+        with open_store(path, _given_workspace(workspace)) as store:
             return command(store=store, **kwargs)
 
     return wrapper
@@ -788,9 +792,10 @@ def tui_command(db_path: Path | None, workspace: str) -> None:
         path = default_db_path()
         if not path.exists():
             errors.print(f"no database given: building the demo database {path} first")
-            with Store(path) as store:
+            with open_store(path) as store:
                 for name, config in demo_configs():
                     _run_and_report(store, config, name, DEFAULT_WORKERS)
+    open_store(path).close()  # the same one-line error as every other command for a bad file
     try:
         from tui.app import make_app
     except ImportError as error:
