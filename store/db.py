@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import sqlite_utils
 
@@ -27,6 +27,10 @@ DEFAULT_DB = "workbench.db"
 
 OutcomeFilter = Literal["failed", "passed", "unknown"]
 """Which outcomes a filter keeps (``unknown``: no verdict recorded)."""
+
+FilterColumn = Literal["family", "agent", "batch", "task"]
+"""The filters of an :class:`EpisodeFilter` that name something recorded (see
+:meth:`Store.unmatched`)."""
 
 
 def default_db_path() -> Path:
@@ -546,16 +550,38 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
         row = self._rows("SELECT coalesce(max(rowid), 0), count(*) FROM episodes")[0]
         return int(row[0]), int(row[1])
 
-    def distinct(self, column: Literal["family", "agent", "batch"]) -> list[str]:
-        """The non-empty values of ``column`` among stored episodes (batches by name), sorted."""
+    def distinct(self, column: FilterColumn) -> list[str]:
+        """The non-empty values of ``column`` among stored episodes (batches by name, tasks by
+        id), sorted."""
         in_workspace = "batch_id IN (SELECT id FROM batches WHERE workspace = ?)"
         sql = {
             "family": f"SELECT DISTINCT family FROM episodes WHERE {in_workspace} ORDER BY family",
             "agent": f"SELECT DISTINCT agent FROM episodes WHERE {in_workspace} ORDER BY agent",
+            "task": f"SELECT DISTINCT task_id FROM episodes WHERE {in_workspace} ORDER BY task_id",
             "batch": "SELECT name FROM batches WHERE workspace = ? "
             "AND id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
         }[column]
         return [row[0] for row in self._rows(sql, (self.workspace,)) if row[0]]
+
+    def unmatched(self, where: EpisodeFilter) -> dict[FilterColumn, list[str]]:
+        """The family, agent, batch (id or name) and task of ``where`` that name nothing in the
+        workspace, each with the values that do (:meth:`distinct`). A value that exists but
+        whose combination with the others selects no episode is not unmatched."""
+        found: dict[FilterColumn, list[str]] = {}
+        for column in get_args(FilterColumn):
+            value = getattr(where, column)
+            if value is not None and not self._names_something(column, value):
+                found[column] = self.distinct(column)
+        return found
+
+    def _names_something(self, column: FilterColumn, value: str) -> bool:
+        if column == "batch":  # a batch still without episodes exists too
+            sql = "SELECT 1 FROM batches WHERE (id = ? OR name = ?) AND workspace = ?"
+            params: list[Any] = [value, value, self.workspace]
+        else:
+            clause, params = self.scoped(EpisodeFilter(**{column: value})).where()
+            sql = f"SELECT 1 FROM episodes e WHERE {clause}"
+        return bool(self._rows(f"SELECT EXISTS ({sql})", params)[0][0])
 
     def episode_position(self, where: EpisodeFilter, episode_id: str) -> tuple[int, bool]:
         """Where an episode stands in the failures-first listing of ``where``: how many listed

@@ -169,3 +169,32 @@ def test_a_file_that_is_not_a_database_is_the_same_one_line_error_for_ls_and_tui
         == outputs[1]
         == f"Error: cannot open database {notadb}: file is not a database\n"
     )
+
+
+@pytest.mark.parametrize("command", [["ls"], ["search", "sink"], ["stats"], ["export"]])
+def test_a_filter_value_that_names_nothing_is_one_line_with_the_close_ones(run, data_dir, command):
+    run("import", str(data_dir / "workbench" / "two_episodes.jsonl"))
+    for option, value, message in (
+        ("--family", "biol", "no family is called 'biol'; close ones: boil"),
+        ("--family", "xyz", "no family is called 'xyz'; known ones: boil"),
+        ("--agent", "scriptd", "no agent is called 'scriptd'; close ones: scripted"),
+        ("--batch", "scripted-basline", "no batch is called 'scripted-basline'; close ones: "),
+        ("--task", "scienceworld:boil:4", "no task is called 'scienceworld:boil:4'; close ones: "),
+    ):
+        result = run(*command, option, value, ok=False)
+        assert result.exit_code == 1, (command, option, result.output)
+        assert result.output.startswith(f"Error: {message}"), result.output
+        assert result.output.count("\n") == 1, result.output
+    for option, value in (("--batch", "run-7"), ("--batch", "scripted-baseline")):
+        run(*command, option, value)  # a batch by id or by name
+    # the values exist; only their combination is empty: the normal empty result
+    run(*command, "--family", "boil", "--split", "test", "--task", "scienceworld:boil:3")
+
+
+def test_a_filter_value_of_another_workspace_names_nothing_here(run, data_dir):
+    run("import", str(data_dir / "workbench" / "two_episodes.jsonl"))
+    result = run("--workspace", "elsewhere", "ls", "--family", "boil", ok=False)
+    assert result.output == "Error: no family is called 'boil'; there are no families here yet\n"
+    assert "0 of 0 episode(s)" in run("ls", "--family", "boil", "--split", "test").output
+    analyzed = run("analyze", "--family", "biol", ok=False).output
+    assert analyzed == "Error: no family is called 'biol'; close ones: boil\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import shlex
@@ -114,13 +115,36 @@ def db_option(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(db_path: Path | None, workspace: str, **kwargs: Any) -> Any:
         path = _given_db(db_path) or default_db_path()
         with open_store(path, _given_workspace(workspace)) as store:
+            if isinstance(kwargs.get("where"), EpisodeFilter):
+                check_filter(store, kwargs["where"])
             return command(store=store, **kwargs)
 
     return wrapper
 
 
+PLURALS = {"family": "families", "agent": "agents", "batch": "batches", "task": "tasks"}
+
+
+def check_filter(store: Store, where: EpisodeFilter) -> None:
+    """Fail in one line when the filter's family, agent, batch or task names nothing in the
+    workspace, naming the close ones (else a few known ones)."""
+    for column, known in store.unmatched(where).items():
+        value = getattr(where, column)
+        close = difflib.get_close_matches(value, known, n=5)
+        if close:
+            hint = "close ones: " + ", ".join(close)
+        elif known:
+            more = f" (and {len(known) - 5} more)" if len(known) > 5 else ""
+            hint = "known ones: " + ", ".join(known[:5]) + more
+        else:
+            hint = f"there are no {PLURALS[column]} here yet"
+        raise click.ClickException(f"no {column} is called {value!r}; {hint}")
+
+
 def filter_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Episode filters shared by ``ls``, ``search``, ``stats`` and ``export``, as ``where``."""
+    """Episode filters shared by ``ls``, ``search``, ``stats`` and ``export``, as ``where``
+    (:func:`db_option`, applied under it, checks with :func:`check_filter` that each value names
+    something)."""
 
     @click.option("--failed", "outcome", flag_value="failed", help="Only failed episodes.")
     @click.option("--passed", "outcome", flag_value="passed", help="Only successful episodes.")
@@ -862,6 +886,7 @@ def analyze_command(
 
     Without --batch or --split, held-out (test) episodes and candidates' replays are left out."""
     where = EpisodeFilter(batch=batch, family=family, split=split)
+    check_filter(store, where)
     if show_agreement:
         rows = agreement(store, where)
         if not rows:
