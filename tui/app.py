@@ -56,16 +56,20 @@ class WorkbenchApp(App[None]):
     def get_default_screen(self) -> Screen:
         return RunsScreen(self.session, page_size=self.page_size, poll_interval=self.poll_interval)
 
-    def run(self, **kwargs: Any) -> None:
+    def run(self, **kwargs: Any) -> Any:
         """Run the app until it quits. When an exception ended it (Textual has printed the
         traceback), the process exits with the app's non-zero return code, never 0.
 
         Args:
             **kwargs: passed to :meth:`textual.app.App.run` (``headless``, ``size``…).
+
+        Returns:
+            What ``App.run`` returns (a snapshot test's auto pilot returns its screenshot).
         """
-        super().run(**kwargs)
+        result = super().run(**kwargs)
         if self.return_code:
             raise SystemExit(self.return_code)
+        return result
 
     def on_unmount(self) -> None:
         self.session.pool.close()
