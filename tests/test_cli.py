@@ -198,3 +198,18 @@ def test_a_filter_value_of_another_workspace_names_nothing_here(run, data_dir):
     assert "0 of 0 episode(s)" in run("ls", "--family", "boil", "--split", "test").output
     analyzed = run("analyze", "--family", "biol", ok=False).output
     assert analyzed == "Error: no family is called 'biol'; close ones: boil\n"
+
+
+@pytest.mark.slow
+def test_a_run_whose_agent_cannot_start_names_the_error_once_with_its_count(
+    run, tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    output = run(
+        "run", "--family", "find-living-thing", "--episodes", "2", "--workers", "1",
+        "--step-limit", "10", "--agent", "command", "--cmd", f"{sys.executable} my_agent.py",
+    ).output  # fmt: skip
+    assert "2 episode(s) run, 2 failed" in output
+    [line] = [line for line in output.splitlines() if "my_agent.py" in line]
+    assert line.strip().startswith("2× agent exited with code 2: "), output
+    assert "can't open file" in line and line.strip().endswith("No such file or directory")

@@ -523,6 +523,8 @@ def _run_and_report(store: Store, config: RunConfig, batch: str | None, workers:
     if report.lost:
         done += f"; {len(report.lost)} lost to crashed workers (recorded as failed)"
     console.print(done)
+    for error, count in report.errors.most_common():
+        console.print(f"  {count}× {escape(error)}", soft_wrap=True)
     return report
 
 

@@ -15,6 +15,7 @@ import multiprocessing
 import random
 import threading
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from store import Batch, Episode, Outcome, Source, Step, Store, Task, Usage
 from store.records import BatchKind, Split
 from workbench.agents.base import Agent, Interaction, OutOfSteps
+from workbench.agents.command import AgentCrashed
 from workbench.agents.guidance import Guidance
 from workbench.envs.base import Environment, EnvTask
 from workbench.limits import Limits
@@ -130,6 +132,8 @@ class Played:
     task: dict[str, Any]
     episode: dict[str, Any]
     steps: list[dict[str, Any]] = field(default_factory=list)
+    error: str = ""
+    """What ended the episode in error, in one line (:func:`error_summary`); empty if nothing did."""
 
     def records(self) -> tuple[Task, Episode, list[Step]]:
         return (
@@ -151,13 +155,14 @@ def play_episode(
         "step_limit": config.step_limit,
         **reset.info,
     }
-    error = ""
+    error = summary = ""
     try:
         metadata.update(agent.play(interaction, random.Random(planned.seed), config.guidance))
     except OutOfSteps:
         pass
     except Exception as exc:
         error = f"{type(exc).__name__}: {exc}"
+        summary = error_summary(exc)
         metadata["error"] = traceback.format_exc(limit=20)
     if interaction.uses:
         metadata["guidance_uses"] = interaction.uses
@@ -213,7 +218,23 @@ def play_episode(
         task=task.model_dump(mode="json"),
         episode=episode.model_dump(mode="json"),
         steps=[s.model_dump(mode="json") for s in steps],
+        error=summary,
     )
+
+
+def error_summary(error: BaseException) -> str:
+    """One line saying what went wrong, the same for every episode it happened to: an agent
+    process that exited by itself is ``agent exited with code N``, anything else its type and
+    first line; then the last line the agent wrote to stderr, if any (e.g. ``agent exited with
+    code 2: python: can't open file …``)."""
+    first = next(iter(str(error).splitlines()), "")
+    code = error.returncode if isinstance(error, AgentCrashed) else None
+    if code is not None and code >= 0 and first.endswith(f"(exit status {code})"):
+        head = f"agent exited with code {code}"
+    else:
+        head = f"{type(error).__name__}: {first}" if first else type(error).__name__
+    said = [line.strip() for line in getattr(error, "stderr", "").splitlines() if line.strip()]
+    return f"{head}: {said[-1]}" if said else head
 
 
 def _verdict(interaction: Interaction, success: bool, error: str) -> str:
@@ -397,6 +418,8 @@ class RunReport:
     failed: int = 0
     lost: list[str] = field(default_factory=list)
     """Episodes whose worker died twice: recorded as failed with the error."""
+    errors: Counter[str] = field(default_factory=Counter)
+    """How many episodes each distinct error ended (:func:`error_summary`), most first."""
 
 
 def open_batch(
@@ -494,6 +517,8 @@ def run_batch(
                 store.link_calls(episode.metadata.get("call_ids", []), episode.id)
             report.finished += 1
             report.failed += not episode.outcome.success
+            if result.error:
+                report.errors[result.error] += 1
             progress.advance(1, f"running ({report.failed} failed)")
             check_cancel(cancel)
     finally:
@@ -520,4 +545,8 @@ def _lost(job: PlannedEpisode, config: RunConfig, batch_id: str, error: BaseExce
         source=Source(format="run", record=job.id),
         metadata={"trial": job.trial, "error": repr(error)},
     )
-    return Played(task=task.model_dump(mode="json"), episode=episode.model_dump(mode="json"))
+    return Played(
+        task=task.model_dump(mode="json"),
+        episode=episode.model_dump(mode="json"),
+        error=f"worker died: {error_summary(error)}",
+    )
