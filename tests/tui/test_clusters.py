@@ -12,11 +12,14 @@ from tests.tui.conftest import SIZE, WHEN, settle
 from tui.app import WorkbenchApp, make_app
 from tui.screens.clusters import ClustersScreen, read_clusters
 from tui.screens.compare import CompareScreen
+from tui.screens.help import HelpScreen
 from tui.screens.range_modal import RangeModal, parse_range
+from tui.screens.scope_modal import ScopeModal
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.job_progress import JobProgress
 from workbench.analyze.analyzer import analyze
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.analyze.scopes import AnalysisScope, analysis_scopes
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
 SUCCESS = [
@@ -148,7 +151,7 @@ async def test_no_run_then_r_analyses_and_shows_clusters(clusters_db):
             (1, "melt", "deferred"),
         ]
         assert screen.cluster_table.row_count == 3
-        assert "analysis run 1 · heuristic · all episodes · 4 analyses" in info(screen)
+        assert "analysis run 1 · heuristic · default scope · 4 analyses" in info(screen)
         assert "1 deferred" in info(screen)
         # the largest cluster is selected: its two members and its contrast are listed
         assert screen.member_table.row_count == 2
@@ -271,3 +274,141 @@ def test_clusters_screen(snap_compare, analysed_db):
 
     app: WorkbenchApp = make_app(analysed_db, poll_interval=0)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+# -- the scope of r ---------------------------------------------------------------------------
+
+HELD_OUT = "sw:boil:2"
+
+
+@pytest.fixture
+def held_out_db(clusters_db: Path) -> Path:
+    """The clusters database with a held-out batch: a test-split door failure, and a replay
+    batch (a candidate's paired replay) that is never offered."""
+    with Store(clusters_db) as store:
+        store.put_task(
+            Task(
+                id=HELD_OUT, environment="sw", family="boil", split="test", instruction=INSTRUCTION
+            )
+        )
+        store.put_batch(Batch(id="held-out", name="held-out", kind="run", created_at=WHEN))
+        store.put_batch(Batch(id="replay-1", name="replay-1", kind="replay", created_at=WHEN))
+        for episode_id, batch in (("door-test", "held-out"), ("door-replay", "replay-1")):
+            store.add_episode(
+                Episode(
+                    id=episode_id,
+                    task_id=HELD_OUT,
+                    batch_id=batch,
+                    outcome=Outcome(success=False, score=0.0),
+                    started_at=WHEN,
+                ),
+                [
+                    Step(episode_id=episode_id, index=0, kind="observation", observation="hall"),
+                    Step(
+                        episode_id=episode_id,
+                        index=1,
+                        kind="action",
+                        action=DOOR[0][0],
+                        observation=DOOR[0][1],
+                    ),
+                ],
+            )
+    return clusters_db
+
+
+def analysed_ids(path: Path) -> set[str]:
+    """The episodes analysed by the latest analysis run."""
+    with Store(path) as store:
+        data = read_clusters(store)
+    return {a.episode_id for a in data.analyses.values()}
+
+
+def scope_text(screen: ClustersScreen) -> str:
+    return screen.query_one("#clusters-scope").content.plain
+
+
+async def pick_scope(pilot, label: str) -> None:
+    """Open the scope dialog with s and choose ``label`` with the arrow keys and enter."""
+    await pilot.press("s")
+    await settle(pilot)
+    modal = pilot.app.screen
+    assert isinstance(modal, ScopeModal)
+    labels = [scope.label for scope in modal.scopes]
+    moves = labels.index(label) - labels.index(modal.current.label)
+    await pilot.press(*(["down"] * moves if moves > 0 else ["up"] * -moves), "enter")
+    await settle(pilot)
+    assert not isinstance(pilot.app.screen, ScopeModal)
+
+
+async def analyse_with_r(pilot) -> None:
+    await pilot.press("r")
+    await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
+
+
+async def test_r_by_default_leaves_the_held_out_failures_out(held_out_db):
+    app = make_app(held_out_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_clusters(pilot)
+        assert scope_text(screen) == (
+            "r analyses default: every failure but replays and held-out (test) episodes"
+            " · 4 failures · s picks the scope"
+        )
+        await analyse_with_r(pilot)
+        assert analysed_ids(held_out_db) == {"door-1", "door-2", "focus-sink", "melt-alone"}
+        assert "default scope" in info(screen)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        assert "r analyses now: default — every failure but replays" in app.screen.help.intro
+        assert ("s", "pick the scope r analyses: default, one batch, one split, or all") in (
+            app.screen.help.keys
+        )
+
+
+@pytest.mark.parametrize(
+    ("label", "analysed"),
+    [
+        ("batch held-out", {"door-test"}),
+        ("split test", {"door-test"}),
+        ("all", {"door-1", "door-2", "focus-sink", "melt-alone", "door-test"}),
+    ],
+)
+async def test_r_analyses_exactly_the_scope_picked(held_out_db, label, analysed):
+    app = make_app(held_out_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_clusters(pilot)
+        await pick_scope(pilot, label)
+        assert screen.scope.label == label
+        assert scope_text(screen).startswith(f"r analyses {label}: ")
+        await analyse_with_r(pilot)
+        assert analysed_ids(held_out_db) == analysed
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert f"r analyses now: {label} — " in app.screen.help.intro
+
+
+async def test_escape_keeps_the_scope(held_out_db):
+    app = make_app(held_out_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_clusters(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, ScopeModal)
+        await pilot.press("down", "escape")
+        await settle(pilot)
+        assert app.screen is screen and screen.scope.label == "default"
+
+
+def test_analysis_scopes_offer_batches_splits_and_all(held_out_db):
+    with Store(held_out_db) as store:
+        scopes = analysis_scopes(store)
+    assert [(s.label, s.failures) for s in scopes] == [
+        ("default", 4),
+        ("batch b", 4),
+        ("batch held-out", 1),
+        ("split test", 1),  # the replay's task is held out too, but replays are left out
+        ("split other", 4),
+        ("all", 5),
+    ]
+    assert AnalysisScope("split", "test").where == EpisodeFilter(split="test")

@@ -2,13 +2,17 @@
 its proposed causal span, to accept, edit or reject) and the successes to contrast them with.
 
 ``r`` runs the offline heuristic analysis (:func:`workbench.analyze.analyzer.analyze`) over
-every episode in a thread worker, with a progress bar; ``escape`` cancels it.
+the failures of the scope shown under the summary, in a thread worker, with a progress bar;
+``escape`` cancels it. ``s`` picks the scope (:mod:`workbench.analyze.scopes`): the default one
+(every failure but replays and held-out test episodes, as ``workbench analyze`` without
+options), one batch, one split, or all with the held-out episodes.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import Counter
+from dataclasses import replace
 from typing import ClassVar, Literal
 
 from rich.text import Text
@@ -16,6 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -30,6 +35,7 @@ from workbench.analyze import review
 from workbench.analyze.analyzer import AnalysisReport, analyze
 from workbench.analyze.clusters import ClusterData, read_clusters
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.analyze.scopes import DEFAULT_SCOPE, AnalysisScope, analysis_scopes, counted
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -45,7 +51,8 @@ HELP = Help(
         ("e", "edit the member's causal span (start and end step)"),
         ("x", "reject the member's analysis"),
         ("k", "the intervention spec compiled from the cluster (r there compiles)"),
-        ("r", "analyse every failed episode (heuristic reasoner)"),
+        ("r", "analyse the failures of the scope shown (heuristic reasoner)"),
+        ("s", "pick the scope r analyses: default, one batch, one split, or all"),
         ("escape  ctrl+x", "cancel a running analysis"),
     ],
 )
@@ -75,12 +82,15 @@ def run_summary(data: ClusterData) -> Text:
             ("No analysis run yet. ", "bold"),
             "Press ",
             ("r", "bold #ffa62b"),
-            " to analyse every failed episode with the offline heuristic reasoner.",
+            " to analyse the failures of the scope below with the offline heuristic reasoner",
+            " (",
+            ("s", "bold #ffa62b"),
+            " picks another).",
         )
     run = data.run
     statuses = Counter(a.status for a in data.analyses.values())
     deferred = sum(c.status == "deferred" for c in data.clusters)
-    scope = ", ".join(f"{k} {v}" for k, v in run.scope.items()) or "all episodes"
+    scope = ", ".join(f"{k} {v}" for k, v in run.scope.items()) or "default scope"
     line = Text.assemble(
         (f"analysis run {run.id}", "bold"),
         f" · {run.reasoner} · {scope} · ",
@@ -93,6 +103,24 @@ def run_summary(data: ClusterData) -> Text:
     if deferred:
         line.append(f", {deferred} deferred", "yellow")
     return line
+
+
+def scope_line(scope: AnalysisScope) -> Text:
+    """The line saying which failures ``r`` analyses."""
+    line = Text.assemble(
+        ("r", "bold #ffa62b"), " analyses ", (scope.label, "bold"), f": {scope.description}"
+    )
+    if scope.failures is not None:
+        line.append(f" · {scope.failures} failures")
+    line.append(" · ")
+    line.append("s", "bold #ffa62b")
+    line.append(" picks the scope", "dim")
+    return line
+
+
+def scope_help(scope: AnalysisScope) -> Help:
+    """The screen's help, saying which scope ``r`` analyses now."""
+    return replace(HELP, intro=f"{HELP.intro} r analyses now: {scope.label} — {scope.description}.")
 
 
 def cluster_cells(cluster: Cluster) -> list[Text]:
@@ -123,6 +151,9 @@ class ClustersScreen(Screen[None]):
 
     HELP = HELP
 
+    scope: reactive[AnalysisScope] = reactive(DEFAULT_SCOPE, init=False)
+    """The failures ``r`` analyses."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "review('accept')", "Accept"),
         Binding("e", "edit", "Edit span"),
@@ -130,6 +161,7 @@ class ClustersScreen(Screen[None]):
         Binding("c", "compare", "Compare"),
         Binding("k", "compile", "Compile"),
         Binding("r", "analyze", "Analyse"),
+        Binding("s", "pick_scope", "Scope"),
         Binding("escape,ctrl+x", "cancel_analysis", "Cancel analysis"),
     ]
 
@@ -144,6 +176,7 @@ class ClustersScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("reading analyses…", id="clusters-info")
+        yield Static(scope_line(self.scope), id="clusters-scope")
         yield JobProgress("escape cancels", id="analysis-progress")
         yield DataTable(id="cluster-table", cursor_type="row", zebra_stripes=True)
         with Horizontal(id="cluster-detail"):
@@ -165,6 +198,7 @@ class ClustersScreen(Screen[None]):
         self.member_table.border_title = "members"
         self.contrast_table.border_title = "contrasts"
         self.cluster_table.focus()
+        self.watch_scope(self.scope)
         self.reload()
 
     @property
@@ -220,11 +254,15 @@ class ClustersScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="clusters-load")
     def _load(self) -> None:
+        scope = self.scope
         with self.session.pool.store() as store:
             data = read_clusters(store)
-        deliver(self, self._loaded, data)
+            scope = counted(store, scope)
+        deliver(self, self._loaded, data, scope)
 
-    def _loaded(self, data: ClusterData) -> None:
+    def _loaded(self, data: ClusterData, scope: AnalysisScope | None = None) -> None:
+        if scope is not None and scope.label == self.scope.label:
+            self.scope = scope  # its failures counted again
         cluster, member = self.cluster, self.member
         keep_key = _key(cluster) if cluster else None
         keep_member = member.id if member else None
@@ -377,6 +415,33 @@ class ClustersScreen(Screen[None]):
         self._loaded(data)
         self.notify(message, timeout=2)
 
+    # -- scope ------------------------------------------------------------------------------
+
+    def watch_scope(self, scope: AnalysisScope) -> None:
+        self.query_one("#clusters-scope", Static).update(scope_line(scope))
+        self.HELP = scope_help(scope)
+
+    def action_pick_scope(self) -> None:
+        if self.running:
+            self.notify("an analysis is running; escape cancels it", severity="warning")
+            return
+        self._read_scopes()
+
+    @work(thread=True, exclusive=True, group="clusters-scopes")
+    def _read_scopes(self) -> None:
+        with self.session.pool.store() as store:
+            scopes = analysis_scopes(store)
+        deliver(self, self._push_scope_modal, scopes)
+
+    def _push_scope_modal(self, scopes: list[AnalysisScope]) -> None:
+        from tui.screens.scope_modal import ScopeModal
+
+        def chosen(scope: AnalysisScope | None) -> None:
+            if scope is not None:
+                self.scope = scope
+
+        self.app.push_screen(ScopeModal(scopes, self.scope), chosen)
+
     # -- analysing --------------------------------------------------------------------------
 
     def action_analyze(self) -> None:
@@ -385,17 +450,22 @@ class ClustersScreen(Screen[None]):
             return
         self._cancel = threading.Event()
         self.refresh_bindings()
-        self._analyze(self._cancel, self.query_one(JobProgress).reporter())
+        self._analyze(self._cancel, self.query_one(JobProgress).reporter(), self.scope)
 
     @work(thread=True, exclusive=True, group="clusters-analyze")
-    def _analyze(self, cancel: threading.Event, progress: Progress) -> None:
+    def _analyze(
+        self, cancel: threading.Event, progress: Progress, scope: AnalysisScope = DEFAULT_SCOPE
+    ) -> None:
         report: AnalysisReport | None = None
         with self.session.pool.store() as store:
             try:
                 report = analyze(
                     store,
-                    EpisodeFilter(),
+                    scope.where,
                     HeuristicReasoner(store),
+                    # held_out is not part of a run's scope: all starts its own run rather
+                    # than continuing (and mixing held-out failures into) the default one
+                    new_run=scope.kind == "all",
                     progress=progress,
                     cancel=cancel,
                 )
@@ -410,6 +480,7 @@ class ClustersScreen(Screen[None]):
             self.notify("analysis cancelled; r continues it", severity="warning")
         else:
             text = f"{report.analyzed} failures analysed, {report.clusters} clusters"
+            text += f" ({self.scope.label})"
             if report.rejected:
                 text += f", {len(report.rejected)} proposals refused"
             self.notify(text, timeout=3)
