@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from textual.widgets import Select
 
-from store import Episode, Outcome, Step, Store
+from store import Episode, Outcome, Step, Store, Task
 from tests.tui.conftest import SIZE, WHEN, settle
 from tui.app import make_app
 from tui.screens.runs import RunsScreen
 from tui.screens.trajectory import TrajectoryScreen
-from tui.widgets.episode_table import EpisodeTable
+from tui.widgets.episode_table import MIN_MESSAGE, EpisodeTable
 from tui.widgets.run_summary import RunSummary
 from tui.widgets.search_hits import SearchHits
 
@@ -177,3 +178,84 @@ async def test_text_that_looks_like_markup_is_shown_as_it_is(tui_db):
         await pilot.press("c")  # compared with the task's success by another agent
         await settle(pilot)
         app.save_screenshot(str(tui_db.parent / "odd.svg"))  # renders without markup errors
+
+
+LONG_EPISODE = "demo-train:test-conductivity:123"
+CONDUCTIVITY = "Your task is to determine if the metal fork is electrically conductive."
+LONG_MESSAGE = "Agent stopped before completing the task (score 0) " + "and said why " * 20
+
+
+def add_conductivity_episode(path) -> None:
+    """A failure whose family, task and episode ids are longer than any column used to be."""
+    with Store(path) as store:
+        store.put_task(
+            Task(
+                id="scienceworld:test-conductivity:123",
+                environment="scienceworld",
+                family="test-conductivity",
+                instruction=CONDUCTIVITY,
+                split="train",
+            )
+        )
+        store.add_episode(
+            Episode(
+                id=LONG_EPISODE,
+                task_id="scienceworld:test-conductivity:123",
+                agent="scripted",
+                batch_id="demo-train",
+                outcome=Outcome(success=False, score=0.0, message=LONG_MESSAGE),
+                started_at=WHEN,
+            ),
+            [Step(episode_id=LONG_EPISODE, index=0, kind="observation", observation="hello")],
+        )
+
+
+def visible_row(table: EpisodeTable, episode_id: str) -> str:
+    """The text the table shows on the episode's line (header is line 0)."""
+    return table.render_line(table.ids.index(episode_id) + 1).text
+
+
+@pytest.mark.parametrize("width", [200, 80])
+async def test_identifiers_are_never_cut_the_message_is(tui_db, width):
+    add_conductivity_episode(tui_db)
+    app = make_app(tui_db, poll_interval=0)
+    async with app.run_test(size=(width, 36)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(EpisodeTable)
+        widths = {key: column.width for key, column in table.columns.items()}
+        assert widths["family"] == len("test-conductivity")
+        assert widths["task"] == len("test-conductivity:123")
+        assert widths["episode"] == len(LONG_EPISODE)
+        assert widths["agent"] == len("scripted")
+        if width == 200:  # the message takes the rest, exactly the table's width
+            assert widths["message"] > 60
+            total = sum(w + 2 * table.cell_padding for w in widths.values())
+            assert total == table.size.width - 2
+            assert table.virtual_size.width <= table.size.width
+        else:  # too narrow: the message keeps its minimum, the table scrolls sideways
+            assert widths["message"] == MIN_MESSAGE
+        line = visible_row(table, LONG_EPISODE)
+        if width == 80:
+            table.scroll_to(x=table.virtual_size.width, animate=False, immediate=True)
+            await pilot.pause()
+            line = visible_row(table, LONG_EPISODE)
+        assert LONG_EPISODE in line and "…" in line  # the id whole, the message cut
+        if width == 200:
+            assert "test-conductivity:123" in line and "test-conductivity " in line
+
+
+async def test_columns_widen_when_a_longer_id_arrives(app, tui_db):
+    async with app.run_test(size=(200, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one(EpisodeTable)
+        assert table.columns["episode"].width == len("thermo-0-s9")
+        message = table.columns["message"].width
+        table.move_cursor(row=2)
+        add_conductivity_episode(tui_db)
+        screen.reload(keep="thermo-1-s2")
+        await settle(pilot)
+        assert table.columns["episode"].width == len(LONG_EPISODE)
+        # family 15 → 17, task 17 → 21, episode 11 → 32: the message gives up the difference
+        assert table.columns["message"].width == message - 2 - 4 - 21
+        assert table.current == "thermo-1-s2"

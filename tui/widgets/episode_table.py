@@ -24,19 +24,56 @@ COLUMNS: list[tuple[str, str, int]] = [
     ("outcome", "", 4),
     ("score", "score", 5),
     ("steps", "steps", 5),
-    ("family", "family", 12),
-    ("task", "task", 20),
-    ("agent", "agent", 10),
-    ("episode", "episode", 24),
+    ("family", "family", 0),
+    ("task", "task", 0),
+    ("agent", "agent", 0),
+    ("episode", "episode", 0),
     ("message", "message", 0),
 ]
-"""(key, heading, width); the message takes whatever width is left."""
+"""(key, heading, width); width 0: an identifier as wide as its longest value, or the message
+taking whatever width is left (see :func:`column_widths`)."""
 
 MIN_MESSAGE = 20
+"""The narrowest the message gets: past that the table scrolls sideways."""
+MAX_ID = 64
+"""The widest an identifier column gets (a longer id is cut with an ellipsis)."""
+SCROLLBAR = 2
+"""Columns kept free for the vertical scrollbar."""
 
 
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def column_widths(longest: dict[str, int], width: int, padding: int = 1) -> dict[str, int]:
+    """Every column's width in a table ``width`` cells wide. Identifiers come first: each is
+    as wide as its longest value (``longest``, by column key; at least its heading, at most
+    :data:`MAX_ID`); the free-text message gets what is left, at least :data:`MIN_MESSAGE`.
+
+    Args:
+        longest: the length of the longest value of each identifier column.
+        width: the table's width in cells.
+        padding: the table's cell padding (each side of every column).
+    """
+    widths = {
+        key: fixed or min(MAX_ID, max(len(label), longest.get(key, 0)))
+        for key, label, fixed in COLUMNS[:-1]
+    }
+    used = sum(w + 2 * padding for w in widths.values()) + 2 * padding + SCROLLBAR
+    widths["message"] = max(MIN_MESSAGE, width - used)
+    return widths
+
+
+def id_values(episode: ListedEpisode) -> dict[str, str]:
+    """The episode's identifiers by column key."""
+    return {
+        "family": episode.family,
+        "task": episode.task_id.removeprefix("scienceworld:"),
+        "agent": episode.agent,
+        "episode": episode.id,
+    }
+
+
+def _cell(text: str) -> Text:
+    """A cell cut with an ellipsis at its column's width (Text, not str: DataTable would read
+    a str as markup)."""
+    return Text(text, no_wrap=True, overflow="ellipsis")
 
 
 def outcome_badge(episode: ListedEpisode) -> Text:
@@ -49,8 +86,8 @@ def outcome_badge(episode: ListedEpisode) -> Text:
     return Text.assemble((" FAIL ", "bold white on red"))
 
 
-def episode_cells(episode: ListedEpisode, message_width: int = 60) -> list[Text]:
-    """The cells of one episode's row."""
+def episode_cells(episode: ListedEpisode) -> list[Text]:
+    """The cells of one episode's row, whole: the column widths cut them."""
     success = episode.outcome.success
     outcome = (
         Text("?", style="dim")
@@ -61,24 +98,22 @@ def episode_cells(episode: ListedEpisode, message_width: int = 60) -> list[Text]
     )
     score = episode.outcome.score
     message = episode.outcome.message.splitlines()[0] if episode.outcome.message else ""
-    values = [
-        episode.family,
-        episode.task_id.removeprefix("scienceworld:"),
-        episode.agent,
-        episode.id,
-        message,
-    ]
-    widths = [width for _, _, width in COLUMNS[3:-1]] + [message_width]
-    return [  # Text, not str: DataTable would read a str as markup
+    return [
         outcome,
         Text(("" if score is None else f"{score:g}").rjust(COLUMNS[1][2])),
         Text(str(episode.n_steps).rjust(COLUMNS[2][2])),
-        *(Text(_clip(value, width)) for value, width in zip(values, widths, strict=True)),
+        *map(_cell, id_values(episode).values()),
+        _cell(message),
     ]
 
 
 class EpisodeTable(DataTable[Text]):
-    """Episodes as rows (keyed by episode id); ``enter`` opens the one under the cursor."""
+    """Episodes as rows (keyed by episode id); ``enter`` opens the one under the cursor.
+
+    Identifier columns are as wide as the longest loaded value and the message takes the rest
+    (:func:`column_widths`); when a page or a resize changes the widths, the columns are laid
+    out again with the loaded rows.
+    """
 
     DEFAULT_CSS = """
     EpisodeTable {
@@ -112,16 +147,17 @@ class EpisodeTable(DataTable[Text]):
         self.ids: list[str] = []
         self._id_set: set[str] = set()
         self.total = 0
-        self.message_width = 60
+        self.widths: dict[str, int] = {}
+        """The columns' widths, by key."""
+        self._longest: dict[str, int] = {}
+        self._cells: list[list[Text]] = []
         self._asked: int | None = None
 
     def on_mount(self) -> None:
-        fixed = sum(width + 2 * self.cell_padding for _, _, width in COLUMNS[:-1])
-        self.message_width = max(
-            MIN_MESSAGE, self.app.size.width - fixed - 2 * self.cell_padding - 2
-        )
-        for key, label, width in COLUMNS:
-            self.add_column(label, key=key, width=width or self.message_width)
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
 
     # -- attributes down --------------------------------------------------------------------
 
@@ -142,6 +178,8 @@ class EpisodeTable(DataTable[Text]):
         self.clear()
         self.ids = []
         self._id_set.clear()
+        self._cells = []
+        self._longest = {}
         self.total = total
         self._asked = None
         self._append(episodes)
@@ -176,9 +214,34 @@ class EpisodeTable(DataTable[Text]):
     def _append(self, episodes: list[ListedEpisode]) -> None:
         # Live data can shift a page boundary by a row: never list an episode twice.
         new = [e for e in episodes if e.id not in self._id_set]
-        self.add_rows([episode_cells(e, self.message_width) for e in new])
+        for episode in new:
+            for key, value in id_values(episode).items():
+                self._longest[key] = max(self._longest.get(key, 0), len(value))
+        rows = [episode_cells(e) for e in new]
+        self._cells += rows
         self.ids += [e.id for e in new]
         self._id_set.update(e.id for e in new)
+        if not self._fit():
+            self.add_rows(rows)
+
+    def _fit(self) -> bool:
+        """Lay the columns out again (with every loaded row) if their widths changed; whether
+        they did."""
+        widths = column_widths(
+            self._longest, self.size.width or self.app.size.width, self.cell_padding
+        )
+        if widths == self.widths:
+            return False
+        self.widths = widths
+        row, x, y = self.cursor_row, self.scroll_x, self.scroll_y
+        self.clear(columns=True)
+        for key, label, _ in COLUMNS:
+            self.add_column(label, key=key, width=widths[key])
+        if self._cells:
+            self.add_rows(self._cells)
+            self.move_cursor(row=min(row, len(self._cells) - 1), scroll=False)
+            self.scroll_to(x, y, animate=False, immediate=True)
+        return True
 
     # -- paging -----------------------------------------------------------------------------
 
