@@ -30,7 +30,7 @@ def info(screen: CompileScreen) -> str:
 
 
 async def select_spec(pilot, screen: CompileScreen, spec_id: int) -> None:
-    ids = [s.id for s in screen.data.specs]
+    ids = [s.id for s in screen.specs]
     screen.spec_table.move_cursor(row=ids.index(spec_id))
     await settle(pilot)
     assert screen.spec.id == spec_id
@@ -41,8 +41,8 @@ async def test_specs_fields_and_witness_tables(repo_db):
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_compile(pilot)
         assert "analysis run 1 · heuristic · 2 specs (1 deferred, 1 supported)" in info(screen)
+        # supported specs first, then the deferred ones (the newer spec 2 is deferred)
         assert rows(screen.spec_table) == [
-            ["2", "deferred", "–", "–", "–", "unrecognised cluster: no mechanis…"],
             [
                 "1",
                 "supported",
@@ -51,20 +51,8 @@ async def test_specs_fields_and_witness_tables(repo_db):
                 "rule ✗ → skill ✓",
                 "open-door-before-go-boil v1 active",
             ],
+            ["2", "deferred", "–", "–", "–", "unrecognised cluster: no mechanis…"],
         ]
-        # the newest spec comes first: deferred, so it says why, and has no attempts
-        assert rows(screen.field_table) == [
-            [
-                "deferred",
-                "unrecognised cluster: no mechanism with an observable trigger fits",
-                "",
-            ]
-        ]
-        assert screen.witness_table.row_count == 0
-        assert screen.witness_table.border_subtitle == "deferred specs are not compiled"
-
-        await pilot.press("down")
-        await settle(pilot)
         assert screen.spec.id == 1
         fields = rows(screen.field_table)
         assert fields[:3] == [
@@ -117,6 +105,30 @@ async def test_specs_fields_and_witness_tables(repo_db):
         assert witnesses[5][:4] == ["2 skill ✓", "observation", "closed", "applicability"]
         assert witnesses[5][4] == "door-1@1, door-1@2"
         assert witnesses[9][4].startswith("rule state: which door was opened")
+
+        await pilot.press("down")  # the deferred spec says why, and has no attempts
+        await settle(pilot)
+        assert screen.spec.id == 2
+        assert rows(screen.field_table) == [
+            [
+                "deferred",
+                "unrecognised cluster: no mechanism with an observable trigger fits",
+                "",
+            ]
+        ]
+        assert screen.witness_table.row_count == 0
+        assert screen.witness_table.border_subtitle == "deferred specs are not compiled"
+
+
+async def test_the_cursor_lands_on_the_first_supported_spec(repo_db):
+    app = make_app(repo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compile(pilot)
+        assert screen.spec_table.cursor_row == 0 and screen.spec.id == 1
+        assert screen.witness_table.row_count == 12
+        assert screen.witness_table.border_subtitle == ""
+        assert [s.id for s in screen.data.specs] == [2, 1]  # as read: newest (deferred) first
+        assert [(s.id, s.status) for s in screen.specs] == [(1, "supported"), (2, "deferred")]
 
 
 async def test_enter_on_a_citation_opens_the_trajectory_at_that_step(repo_db):

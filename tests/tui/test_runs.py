@@ -259,3 +259,36 @@ async def test_columns_widen_when_a_longer_id_arrives(app, tui_db):
         # family 15 → 17, task 17 → 21, episode 11 → 32: the message gives up the difference
         assert table.columns["message"].width == message - 2 - 4 - 21
         assert table.current == "thermo-1-s2"
+
+
+def footer_keys(screen) -> list[tuple[str, str]]:
+    """The (key, description) pairs the footer shows: the screen's active bindings (those
+    nearest the focus win a key) that are shown."""
+    shown = screen.active_bindings.values()
+    return [(b.binding.key, b.binding.description) for b in shown if b.binding.show]
+
+
+async def test_footer_lists_the_screens_and_q_quits_on_the_first_screen(app):
+    async with app.run_test(size=(160, 36)) as pilot:
+        await settle(pilot)
+        keys = footer_keys(app.screen)
+        for key, description in (
+            ("C", "Clusters"),
+            ("K", "Compile"),
+            ("R", "Repository"),
+            ("M", "Manual"),
+            ("E", "Evolution"),
+            ("q", "Quit"),
+        ):
+            assert (key, description) in keys
+        assert ("q", "Back") not in keys
+        await pilot.press("C")
+        await settle(pilot)
+        keys = footer_keys(app.screen)
+        assert ("q", "Back") in keys and ("q", "Quit") not in keys
+        await pilot.press("q")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0

@@ -99,6 +99,12 @@ def summary(data: SpecData, cluster_id: int | None = None) -> Text:
     return line
 
 
+def listed(specs: list[InterventionSpec]) -> list[InterventionSpec]:
+    """The specs in the table's order: the supported ones first, then the deferred ones (each
+    group as read, newest first), so the cursor starts on a spec with obligations to show."""
+    return sorted(specs, key=lambda spec: spec.status == "deferred")
+
+
 def attempts_line(attempts: list[CompileAttempt]) -> Text:
     """``rule ✗ → skill ✓``: the schemas attempted, in runtime order."""
     line = Text()
@@ -209,6 +215,8 @@ class CompileScreen(Screen[None]):
         self.cluster_id = cluster_id
         self.spec_id = spec_id
         self.data = SpecData()
+        self.specs: list[InterventionSpec] = []
+        """The specs in the table's order (:func:`listed`)."""
         self.loaded = False
         """Whether the first read has been shown."""
         self.field_citations: list[Citation | None] = []
@@ -261,7 +269,7 @@ class CompileScreen(Screen[None]):
     @property
     def spec(self) -> InterventionSpec | None:
         """The spec under the spec table's cursor."""
-        row, specs = self.spec_table.cursor_row, self.data.specs
+        row, specs = self.spec_table.cursor_row, self.specs
         return specs[row] if 0 <= row < len(specs) and self.spec_table.row_count else None
 
     # -- loading ----------------------------------------------------------------------------
@@ -279,17 +287,18 @@ class CompileScreen(Screen[None]):
     def _loaded(self, data: SpecData) -> None:
         current = self.spec
         self.data = data
+        self.specs = listed(data.specs)
         self.query_one("#compile-info", Static).update(summary(data, self.cluster_id))
         table = self.spec_table
         table.clear()
-        for spec in data.specs:
+        for spec in self.specs:
             assert spec.id is not None
             cells = spec_cells(spec, data.attempts.get(spec.id, []), data.staged.get(spec.id))
             table.add_row(*cells, key=str(spec.id))
         table.border_title = f"specs · {len(data.specs)}"
         wanted = self._wanted(current)
-        ids = [s.id for s in data.specs]
-        if data.specs:
+        ids = [s.id for s in self.specs]
+        if self.specs:
             table.move_cursor(row=ids.index(wanted) if wanted in ids else 0, animate=False)
         self._show_spec()
         self.loaded = True

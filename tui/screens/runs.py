@@ -52,11 +52,12 @@ class RunsScreen(Screen[None]):
         Binding("c", "compare", "Compare"),
         Binding("f", "focus_filters", "Filters"),
         Binding("ctrl+r", "reload", "Reload", show=False),
-        Binding("C", "clusters", "Clusters", show=False),
-        Binding("K", "compile", "Compile", show=False),
-        Binding("R", "repository", "Repository", show=False),
-        Binding("M", "manual", "Manual", show=False),
-        Binding("E", "evolution", "Evolution", show=False),
+        Binding("C", "clusters", "Clusters"),
+        Binding("K", "compile", "Compile"),
+        Binding("R", "repository", "Repository"),
+        Binding("M", "manual", "Manual"),
+        Binding("E", "evolution", "Evolution"),
+        Binding("q", "app.quit", "Quit"),  # the first screen: q quits (Back elsewhere)
     ]
 
     def __init__(
