@@ -23,7 +23,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 from rich.text import Text
 
 from store import Episode, EpisodeFilter, Store, default_db_path
@@ -32,6 +31,7 @@ from workbench.agents.guidance import Guidance
 from workbench.analyze.agreement import agreement
 from workbench.analyze.analyzer import analyze
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.cli_tables import Column, print_records
 from workbench.demo import DEMO_TEST, DEMO_TRAIN, demo_configs
 from workbench.ingest import SAMPLES, IngestError, import_paths, jsonl
 from workbench.ingest import formats as ingest_formats
@@ -292,31 +292,16 @@ def _outcome_cell(episode: Episode) -> str:
     return "[green]pass[/]" if success else "[red]FAIL[/]"
 
 
-def _fitted_table(columns: list[tuple[str, int, int]], rows: list[list[str]]) -> Table:
-    """A borderless table whose columns fit the terminal: each at its natural width up to its
-    cap, shrunk towards its minimum when the last (free-text) column would get too narrow."""
-    plain = [
-        [Text.from_markup(cell).plain if i == 1 else cell for i, cell in enumerate(row)]
-        for row in rows
-    ]
-    widths = [
-        min(cap, max([len(name)] + [len(row[i]) for row in plain])) if cap else minimum
-        for i, (name, cap, minimum) in enumerate(columns)
-    ]
-    spare = console.width - sum(widths) - 2 * (len(columns) - 1) - columns[-1][2]
-    for i in sorted(range(len(columns) - 1), key=lambda i: -widths[i]):
-        if spare >= 0:
-            break
-        give = max(0, min(-spare, widths[i] - columns[i][2]))
-        widths[i] -= give
-        spare += give
-    widths[-1] = max(columns[-1][2], columns[-1][2] + spare)
-    table = Table(box=None, header_style="bold", pad_edge=False, padding=(0, 2, 0, 0))
-    for (name, _, _), width in zip(columns, widths, strict=True):
-        table.add_column(name, width=width, no_wrap=True, overflow="ellipsis")
-    for row in rows:
-        table.add_row(*(cell if i == 1 else escape(cell) for i, cell in enumerate(row)))
-    return table
+LS_COLUMNS = [
+    Column("episode"),
+    Column("outcome"),
+    Column("score", justify="right"),
+    Column("family"),
+    Column("task"),
+    Column("agent"),
+    Column("steps", justify="right"),
+    Column("message", text=True),
+]
 
 
 @main.command("ls")
@@ -330,7 +315,7 @@ def ls_command(store: Store, where: EpisodeFilter, limit: int) -> None:
     rows = [
         [
             e.id,
-            _outcome_cell(e),
+            Text.from_markup(_outcome_cell(e)),
             "" if e.outcome.score is None else f"{e.outcome.score:g}",
             e.family,
             e.task_id,
@@ -340,21 +325,7 @@ def ls_command(store: Store, where: EpisodeFilter, limit: int) -> None:
         ]
         for e in episodes
     ]
-    table = _fitted_table(
-        # (column, widest it may get, narrowest it may shrink to); the message takes the rest.
-        [
-            ("episode", 40, 40),
-            ("outcome", 7, 7),
-            ("score", 6, 5),
-            ("family", 16, 6),
-            ("task", 28, 8),
-            ("agent", 20, 6),
-            ("steps", 5, 5),
-            ("message", 0, 12),
-        ],
-        rows,
-    )
-    console.print(table)
+    print_records(console, LS_COLUMNS, rows)
     console.print(f"[dim]{len(episodes)} of {total} episode(s)[/]")
 
 
@@ -429,14 +400,10 @@ def show_command(store: Store, episode_id: str, step_range: str | None, raw: boo
 def search_command(store: Store, query: str, where: EpisodeFilter, limit: int) -> None:
     """Full-text search over step text (SQLite FTS5 syntax; plain words must all match)."""
     hits = store.search(query, where, limit=limit)
-    table = Table(box=None, header_style="bold")
-    for column in ("episode", "step", "kind", "match"):
-        table.add_column(column, overflow="fold" if column == "match" else "ellipsis")
-    for hit in hits:
-        table.add_row(
-            escape(hit.episode_id), str(hit.index), hit.kind, escape(hit.snippet.replace("\n", " "))
-        )
-    console.print(table)
+    columns = [Column("episode"), Column("step", justify="right"), Column("kind")]
+    columns.append(Column("match", text=True))
+    rows = [[h.episode_id, str(h.index), h.kind, h.snippet.replace("\n", " ")] for h in hits]
+    print_records(console, columns, rows)
     console.print(f"[dim]{len(hits)} hit(s)[/]")
 
 
@@ -453,20 +420,22 @@ def search_command(store: Store, query: str, where: EpisodeFilter, limit: int) -
 def stats_command(store: Store, where: EpisodeFilter, groups: tuple[str, ...]) -> None:
     """Success rates per family, agent and batch."""
     for by in groups or ("family", "agent", "batch"):
-        table = Table(title=f"by {by}", title_justify="left", box=None, header_style="bold")
-        for column in (by, "episodes", "passed", "failed", "unknown", "success rate"):
-            table.add_column(column, justify="left" if column == by else "right")
-        for row in store.stats(by, where):  # type: ignore[arg-type]
-            rate = "–" if row.success_rate is None else f"{row.success_rate:.1%}"
-            table.add_row(
-                escape(row.key or "(none)"),
+        columns = [Column(by)] + [
+            Column(name, justify="right")
+            for name in ("episodes", "passed", "failed", "unknown", "success rate")
+        ]
+        rows = [
+            [
+                row.key or "(none)",
                 str(row.episodes),
                 str(row.passed),
                 str(row.failed),
                 str(row.unknown),
-                rate,
-            )
-        console.print(table)
+                "–" if row.success_rate is None else f"{row.success_rate:.1%}",
+            ]
+            for row in store.stats(by, where)  # type: ignore[arg-type]
+        ]
+        print_records(console, columns, rows, title=f"by {by}")
 
 
 @main.command("export")
@@ -895,18 +864,21 @@ def analyze_command(
             raise click.ClickException(
                 "no episode has both a human and an analyzer causal span yet"
             )
-        table = Table(box=None, header_style="bold")
-        for column in ("scope", "episodes", "exact start", "start ±1", "mean IoU"):
-            table.add_column(column, justify="left" if column == "scope" else "right")
-        for row in rows:
-            table.add_row(
-                escape(row.key),
+        columns = [Column("scope")] + [
+            Column(name, justify="right")
+            for name in ("episodes", "exact start", "start ±1", "mean IoU")
+        ]
+        cells = [
+            [
+                row.key,
                 str(row.episodes),
                 f"{row.exact:.0%}",
                 f"{row.within_one:.0%}",
                 f"{row.iou:.2f}",
-            )
-        console.print(table)
+            ]
+            for row in rows
+        ]
+        print_records(console, columns, cells)
         return
     reasoner = make_reasoner(store, reasoner_name)
     try:
@@ -969,26 +941,28 @@ def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -
             if run_id is None
             else f"no analysis run {run_id}"
         )
-    table = Table(
-        box=None,
-        header_style="bold",
-        title=f"analysis run {run.id} ({run.reasoner})",
-        title_justify="left",
-    )
-    for column in ("id", "size", "family", "status", "trigger", "correction", "reason"):
-        table.add_column(column, overflow="fold")
-    for c in store.clusters(run.id):
-        status = "[green]supported[/]" if c.status == "supported" else "[yellow]deferred[/]"
-        table.add_row(
+    columns = [
+        Column("id", justify="right"),
+        Column("size", justify="right"),
+        Column("family"),
+        Column("status"),
+        Column("trigger", text=True),
+        Column("correction", text=True),
+        Column("reason", text=True),
+    ]
+    rows = [
+        [
             str(c.id),
             str(len(c.members)),
-            escape(c.family),
-            status,
-            escape(c.trigger),
-            escape(c.correction),
-            escape(c.reason),
-        )
-    console.print(table)
+            c.family,
+            Text(c.status, style="green" if c.status == "supported" else "yellow"),
+            c.trigger,
+            c.correction,
+            c.reason,
+        ]
+        for c in store.clusters(run.id)
+    ]
+    print_records(console, columns, rows, title=f"analysis run {run.id} ({run.reasoner})")
 
 
 import workbench.cli_evolve  # noqa: E402  (registers evolve on `main`)

@@ -7,7 +7,7 @@ from collections import Counter
 
 import click
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from store import REGIMES, Checkpoint, Store
 from workbench.cli import (
@@ -22,6 +22,7 @@ from workbench.cli import (
     reasoner_option,
     workers_option,
 )
+from workbench.cli_tables import Column, print_records
 from workbench.demo import demo_rates
 from workbench.envs.scienceworld import task_names
 from workbench.evolution.experiment import EvolveConfig, evolve
@@ -75,23 +76,22 @@ def admission_lines(checkpoint: Checkpoint) -> list[str]:
     ]
 
 
-def checkpoint_table(checkpoints: list[Checkpoint], title: str) -> Table:
-    """The experiment's numbers, one row per regime and checkpoint."""
-    table = Table(title=title)
-    for column in (
-        "regime",
-        "#",
-        "tasks",
-        "held-out pass",
-        "R/S/A",
-        "use",
-        "signed degradation",
-        "candidates",
-    ):
-        table.add_column(column, overflow="fold")
-    for checkpoint in checkpoints:
-        table.add_row(*_row(checkpoint))
-    return table
+CHECKPOINT_COLUMNS = [
+    Column("regime"),
+    Column("#", justify="right"),
+    Column("tasks", justify="right"),
+    Column("held-out pass"),
+    Column("R/S/A"),
+    Column("use", justify="right"),
+    Column("signed degradation"),
+    Column("candidates"),
+]
+
+
+def print_checkpoints(checkpoints: list[Checkpoint], title: str) -> None:
+    """The experiment's numbers, one record per regime and checkpoint."""
+    rows = [[Text.from_markup(cell) for cell in _row(c)] for c in checkpoints]
+    print_records(console, CHECKPOINT_COLUMNS, rows, title=title)
 
 
 def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
@@ -227,7 +227,7 @@ def evolve_command(
     except (Cancelled, KeyboardInterrupt):
         errors.print("interrupted: finished checkpoints are kept; run the same command to resume")
         raise SystemExit(130) from None
-    console.print(checkpoint_table(checkpoints, f"evolution {name}"))
+    print_checkpoints(checkpoints, f"evolution {name}")
     for line in summary_lines(checkpoints):
         console.print(line, highlight=False)
     console.print(f"plot it with `workbench plot evolution --name {name} --out DIR`")

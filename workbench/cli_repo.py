@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from store import ArtifactVersion, InterventionSpec, Store
 from workbench.admit.repository import ContractError, admission_order, admit, export, stage_file
@@ -21,6 +21,7 @@ from workbench.cli import (
     reasoner_option,
     workers_option,
 )
+from workbench.cli_tables import Column, print_records
 from workbench.compile.compiler import compile_run
 from workbench.compile.specs import claims_of
 from workbench.progress import Cancelled
@@ -37,6 +38,19 @@ STATUS_STYLE = {
 
 def _status(text: str) -> str:
     return f"[{STATUS_STYLE.get(text, 'white')}]{text}[/]"
+
+
+def _status_cell(text: str) -> Text:
+    return Text(text, STATUS_STYLE.get(text, "white"))
+
+
+CHECK_COLUMNS = [
+    Column("obligation"),
+    Column("status"),
+    Column("slot"),
+    Column("citations"),
+    Column("witness", text=True),
+]
 
 
 def attempts_line(store: Store, spec: InterventionSpec) -> str:
@@ -60,22 +74,22 @@ def show_spec(store: Store, spec: InterventionSpec) -> None:
             f"  {name:<26} {escape(claim.text)}{value}\n  {'':<26} [dim]cites {escape(cited)}[/]"
         )
     for attempt in store.attempts(spec.id or 0):
-        table = Table(
-            box=None,
-            header_style="bold",
-            title=f"attempt {attempt.position}: {attempt.kind} — {'closed' if attempt.closed else 'not closed'}",
-            title_justify="left",
-        )
-        for column in ("obligation", "status", "slot", "witness / citations"):
-            table.add_column(column, overflow="fold")
-        for check in attempt.checks:
-            table.add_row(
+        rows = [
+            [
                 check.obligation,
-                "[green]closed[/]" if check.closed else "[red]open[/]",
+                Text("closed", "green") if check.closed else Text("open", "red"),
                 check.slot or "–",
-                escape(check.witness or ", ".join(c.label() for c in check.citations)),
-            )
-        console.print(table)
+                ", ".join(c.label() for c in check.citations),
+                check.witness,
+            ]
+            for check in attempt.checks
+        ]
+        print_records(
+            console,
+            CHECK_COLUMNS,
+            rows,
+            title=f"attempt {attempt.position}: {attempt.kind} — {'closed' if attempt.closed else 'not closed'}",
+        )
         if attempt.missing:
             console.print(f"  missing slots: {escape(', '.join(attempt.missing))}")
         if attempt.carried:
@@ -122,28 +136,37 @@ def compile_command(
         raise click.ClickException("compilation cancelled; compiled specs are kept") from None
     except ValueError as error:
         raise click.ClickException(str(error)) from error
-    table = Table(
-        box=None, header_style="bold", title=f"analysis run {report.run_id}", title_justify="left"
-    )
-    for column in ("spec", "status", "mechanism", "clusters", "attempts", "staged / reason"):
-        table.add_column(column, overflow="fold")
-    for item in report.compiled:
-        spec, version = item.spec, item.version
-        outcome = (
-            f"{escape(version.artifact)} v{version.version} ({_status(version.status)})"
-            if version
-            else escape(spec.reason or "no schema closed: deferred")
-        )
-        table.add_row(
-            str(spec.id) + (" (existing)" if item.reused else ""),
-            _status(spec.status),
-            escape(spec.mechanism or "–"),
-            ", ".join(map(str, spec.clusters)),
-            attempts_line(store, spec),
-            outcome,
-        )
-    console.print(table)
+    rows = [
+        [
+            str(item.spec.id) + (" (existing)" if item.reused else ""),
+            _status_cell(item.spec.status),
+            item.spec.mechanism or "–",
+            ", ".join(map(str, item.spec.clusters)),
+            attempts_line(store, item.spec),
+            Text.assemble(
+                f"{item.version.artifact} v{item.version.version} (",
+                _status_cell(item.version.status),
+                ")",
+            )
+            if item.version
+            else "–",
+            "" if item.version else item.spec.reason or "no schema closed: deferred",
+        ]
+        for item in report.compiled
+    ]
+    print_records(console, COMPILED_COLUMNS, rows, title=f"analysis run {report.run_id}")
     console.print(f"{len(report.staged)} new version(s) staged; admit them with `workbench replay`")
+
+
+COMPILED_COLUMNS = [
+    Column("spec"),
+    Column("status"),
+    Column("mechanism"),
+    Column("clusters"),
+    Column("attempts"),
+    Column("staged"),
+    Column("reason", text=True),
+]
 
 
 def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
@@ -211,21 +234,22 @@ def repo_group() -> None:
 @db_option
 def repo_ls(store: Store, status: str | None) -> None:
     """List artifact versions with their status and gate results."""
-    table = Table(box=None, header_style="bold")
-    for column in ("id", "artifact", "v", "kind", "status", "contract", "replay", "cases"):
-        table.add_column(column, overflow="fold")
-    for v in store.versions(status=status):  # type: ignore[arg-type]
-        table.add_row(
+    rows = [
+        [
             str(v.id),
-            escape(v.artifact),
+            v.artifact,
             str(v.version),
             v.kind,
-            _status(v.status),
-            _gate(v.contract_gate),
-            _gate(v.replay_gate, replay=True),
+            _status_cell(v.status),
+            Text.from_markup(_gate(v.contract_gate)),
+            Text.from_markup(_gate(v.replay_gate, replay=True)),
             f"{sum(c.role == 'correction' for c in v.cases)}+{sum(c.role == 'preservation' for c in v.cases)}",
-        )
-    console.print(table)
+        ]
+        for v in store.versions(status=status)  # type: ignore[arg-type]
+    ]
+    columns = [Column("id", justify="right"), Column("artifact"), Column("v", justify="right")]
+    columns += [Column(name) for name in ("kind", "status", "contract", "replay", "cases")]
+    print_records(console, columns, rows)
 
 
 def _gate(gate, replay: bool = False) -> str:
@@ -272,19 +296,19 @@ def repo_show(store: Store, version_id: int) -> None:
             )
     ledger = store.ledger(version_id)
     if ledger:
-        table = Table(box=None, header_style="bold", title="replay ledger", title_justify="left")
-        for column in ("case", "role", "without", "with", "change", "fired"):
-            table.add_column(column, overflow="fold")
-        for e in ledger:
-            table.add_row(
-                escape(e.case),
+        rows = [
+            [
+                e.case,
                 e.role,
-                _ok(e.baseline_success),
-                _ok(e.candidate_success),
+                Text.from_markup(_ok(e.baseline_success)),
+                Text.from_markup(_ok(e.candidate_success)),
                 e.change,
                 "yes" if e.fired else "no",
-            )
-        console.print(table)
+            ]
+            for e in ledger
+        ]
+        columns = [Column(name) for name in ("case", "role", "without", "with", "change", "fired")]
+        print_records(console, columns, rows, title="replay ledger")
     if version.spec_id is not None:
         spec = store.spec(version.spec_id)
         if spec is not None:
