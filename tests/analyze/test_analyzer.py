@@ -155,5 +155,8 @@ def test_held_out_failures_are_analysed_only_when_the_scope_asks_for_them(runs):
     assert "held-out" not in {a.episode_id for a in runs.analyses(default.run.id)}
     assert default.analyzed == 4
     for scope in (EpisodeFilter(split="test"), EpisodeFilter(held_out=True)):
-        chosen = analyze(runs, scope, HeuristicReasoner(runs), new_run=True)
+        chosen = analyze(runs, scope, HeuristicReasoner(runs))
+        assert chosen.run.id != default.run.id  # its own run, never the default one continued
         assert "held-out" in {a.episode_id for a in runs.analyses(chosen.run.id)}
+    again = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    assert again.run.id == default.run.id and again.analyzed == 0

@@ -463,9 +463,6 @@ class ClustersScreen(Screen[None]):
                     store,
                     scope.where,
                     HeuristicReasoner(store),
-                    # held_out is not part of a run's scope: all starts its own run rather
-                    # than continuing (and mixing held-out failures into) the default one
-                    new_run=scope.kind == "all",
                     progress=progress,
                     cancel=cancel,
                 )

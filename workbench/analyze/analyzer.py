@@ -33,8 +33,12 @@ class AnalysisReport:
 
 def scope_of(where: EpisodeFilter) -> dict[str, Any]:
     """The filter as a plain dict of its set fields (what identifies a run's scope)."""
-    implied = ("outcome", "replays", "held_out")
-    return {k: v for k, v in vars(where).items() if v is not None and k not in implied}
+    implied = ("outcome", "replays")
+    return {
+        k: v
+        for k, v in vars(where).items()
+        if v is not None and k not in implied and (k != "held_out" or v)
+    }
 
 
 def failures_in_scope(where: EpisodeFilter) -> EpisodeFilter:
