@@ -12,7 +12,8 @@ from tests.tui.conftest import SIZE, WHEN, settle
 from tui.app import make_app
 from tui.screens.runs import RunsScreen
 from tui.screens.trajectory import TrajectoryScreen
-from tui.widgets.episode_table import MIN_MESSAGE, EpisodeTable
+from tui.widgets.episode_table import EpisodeTable
+from tui.widgets.record_table import MIN_TEXT
 from tui.widgets.run_summary import RunSummary
 from tui.widgets.search_hits import SearchHits
 
@@ -233,7 +234,7 @@ async def test_identifiers_are_never_cut_the_message_is(tui_db, width):
             assert total == table.size.width - 2
             assert table.virtual_size.width <= table.size.width
         else:  # too narrow: the message keeps its minimum, the table scrolls sideways
-            assert widths["message"] == MIN_MESSAGE
+            assert widths["message"] == MIN_TEXT
         line = visible_row(table, LONG_EPISODE)
         if width == 80:
             table.scroll_to(x=table.virtual_size.width, animate=False, immediate=True)

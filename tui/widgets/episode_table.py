@@ -16,64 +16,23 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from store import ListedEpisode
+from tui.widgets.record_table import Column, RecordTable
 
 MARGIN = 50
 """Rows before the end of the loaded rows at which the next page is asked for."""
 
-COLUMNS: list[tuple[str, str, int]] = [
-    ("outcome", "", 4),
-    ("score", "score", 5),
-    ("steps", "steps", 5),
-    ("family", "family", 0),
-    ("task", "task", 0),
-    ("agent", "agent", 0),
-    ("episode", "episode", 0),
-    ("message", "message", 0),
+COLUMNS = [
+    Column("outcome", "", width=4),
+    Column("score", width=5),
+    Column("steps", width=5),
+    Column("family"),
+    Column("task"),
+    Column("agent"),
+    Column("episode"),
+    Column("message", text=True),
 ]
-"""(key, heading, width); width 0: an identifier as wide as its longest value, or the message
-taking whatever width is left (see :func:`column_widths`)."""
-
-MIN_MESSAGE = 20
-"""The narrowest the message gets: past that the table scrolls sideways."""
-MAX_ID = 64
-"""The widest an identifier column gets (a longer id is cut with an ellipsis)."""
-SCROLLBAR = 2
-"""Columns kept free for the vertical scrollbar."""
-
-
-def column_widths(longest: dict[str, int], width: int, padding: int = 1) -> dict[str, int]:
-    """Every column's width in a table ``width`` cells wide. Identifiers come first: each is
-    as wide as its longest value (``longest``, by column key; at least its heading, at most
-    :data:`MAX_ID`); the free-text message gets what is left, at least :data:`MIN_MESSAGE`.
-
-    Args:
-        longest: the length of the longest value of each identifier column.
-        width: the table's width in cells.
-        padding: the table's cell padding (each side of every column).
-    """
-    widths = {
-        key: fixed or min(MAX_ID, max(len(label), longest.get(key, 0)))
-        for key, label, fixed in COLUMNS[:-1]
-    }
-    used = sum(w + 2 * padding for w in widths.values()) + 2 * padding + SCROLLBAR
-    widths["message"] = max(MIN_MESSAGE, width - used)
-    return widths
-
-
-def id_values(episode: ListedEpisode) -> dict[str, str]:
-    """The episode's identifiers by column key."""
-    return {
-        "family": episode.family,
-        "task": episode.task_id.removeprefix("scienceworld:"),
-        "agent": episode.agent,
-        "episode": episode.id,
-    }
-
-
-def _cell(text: str) -> Text:
-    """A cell cut with an ellipsis at its column's width (Text, not str: DataTable would read
-    a str as markup)."""
-    return Text(text, no_wrap=True, overflow="ellipsis")
+"""The identifiers as wide as their longest loaded value, the message taking what is left
+(see :func:`~tui.widgets.record_table.column_widths`)."""
 
 
 def outcome_badge(episode: ListedEpisode) -> Text:
@@ -98,21 +57,24 @@ def episode_cells(episode: ListedEpisode) -> list[Text]:
     )
     score = episode.outcome.score
     message = episode.outcome.message.splitlines()[0] if episode.outcome.message else ""
-    return [
+    return [  # Text, not str: DataTable would read a str as markup
         outcome,
-        Text(("" if score is None else f"{score:g}").rjust(COLUMNS[1][2])),
-        Text(str(episode.n_steps).rjust(COLUMNS[2][2])),
-        *map(_cell, id_values(episode).values()),
-        _cell(message),
+        Text(("" if score is None else f"{score:g}").rjust(COLUMNS[1].width)),
+        Text(str(episode.n_steps).rjust(COLUMNS[2].width)),
+        Text(episode.family),
+        Text(episode.task_id.removeprefix("scienceworld:")),
+        Text(episode.agent),
+        Text(episode.id),
+        Text(message),
     ]
 
 
-class EpisodeTable(DataTable[Text]):
-    """Episodes as rows (keyed by episode id); ``enter`` opens the one under the cursor.
+class EpisodeTable(RecordTable):
+    """Episodes as rows; ``enter`` opens the one under the cursor.
 
     Identifier columns are as wide as the longest loaded value and the message takes the rest
-    (:func:`column_widths`); when a page or a resize changes the widths, the columns are laid
-    out again with the loaded rows.
+    (:class:`~tui.widgets.record_table.RecordTable`): a page that widens a column lays the
+    columns out again with the loaded rows.
     """
 
     DEFAULT_CSS = """
@@ -143,21 +105,11 @@ class EpisodeTable(DataTable[Text]):
             super().__init__()
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=True)
+        super().__init__(COLUMNS, id=id, zebra_stripes=True)
         self.ids: list[str] = []
         self._id_set: set[str] = set()
         self.total = 0
-        self.widths: dict[str, int] = {}
-        """The columns' widths, by key."""
-        self._longest: dict[str, int] = {}
-        self._cells: list[list[Text]] = []
         self._asked: int | None = None
-
-    def on_mount(self) -> None:
-        self._fit()
-
-    def on_resize(self) -> None:
-        self._fit()
 
     # -- attributes down --------------------------------------------------------------------
 
@@ -170,19 +122,16 @@ class EpisodeTable(DataTable[Text]):
         if [e.id for e in episodes[: len(self.ids)]] == self.ids:
             self.total = total
             self._asked = None
-            self._append(episodes[len(self.ids) :])
+            self.append_rows(map(episode_cells, self._new(episodes[len(self.ids) :])))
             self._ask_if_near_end()
             return
         row = self.cursor_row
         scroll = self.scroll_y
-        self.clear()
         self.ids = []
         self._id_set.clear()
-        self._cells = []
-        self._longest = {}
         self.total = total
         self._asked = None
-        self._append(episodes)
+        self.set_rows(map(episode_cells, self._new(episodes)))
         if keep is not None and keep in self.ids:
             row = self.ids.index(keep)
         if self.ids:
@@ -196,7 +145,7 @@ class EpisodeTable(DataTable[Text]):
             return
         self.total = total
         self._asked = None
-        self._append(episodes)
+        self.append_rows(map(episode_cells, self._new(episodes)))
         self._ask_if_near_end()
 
     def select_episode(self, episode_id: str) -> bool:
@@ -211,37 +160,13 @@ class EpisodeTable(DataTable[Text]):
         """Id of the episode under the cursor."""
         return self.ids[self.cursor_row] if 0 <= self.cursor_row < len(self.ids) else None
 
-    def _append(self, episodes: list[ListedEpisode]) -> None:
-        # Live data can shift a page boundary by a row: never list an episode twice.
+    def _new(self, episodes: list[ListedEpisode]) -> list[ListedEpisode]:
+        """The episodes not listed yet, now listed (live data can shift a page boundary by a
+        row: never list an episode twice)."""
         new = [e for e in episodes if e.id not in self._id_set]
-        for episode in new:
-            for key, value in id_values(episode).items():
-                self._longest[key] = max(self._longest.get(key, 0), len(value))
-        rows = [episode_cells(e) for e in new]
-        self._cells += rows
         self.ids += [e.id for e in new]
         self._id_set.update(e.id for e in new)
-        if not self._fit():
-            self.add_rows(rows)
-
-    def _fit(self) -> bool:
-        """Lay the columns out again (with every loaded row) if their widths changed; whether
-        they did."""
-        widths = column_widths(
-            self._longest, self.size.width or self.app.size.width, self.cell_padding
-        )
-        if widths == self.widths:
-            return False
-        self.widths = widths
-        row, x, y = self.cursor_row, self.scroll_x, self.scroll_y
-        self.clear(columns=True)
-        for key, label, _ in COLUMNS:
-            self.add_column(label, key=key, width=widths[key])
-        if self._cells:
-            self.add_rows(self._cells)
-            self.move_cursor(row=min(row, len(self._cells) - 1), scroll=False)
-            self.scroll_to(x, y, animate=False, immediate=True)
-        return True
+        return new
 
     # -- paging -----------------------------------------------------------------------------
 
