@@ -352,6 +352,11 @@ def rows(table) -> list[list[str]]:
     return [[cell.plain for cell in table.get_row_at(i)] for i in range(table.row_count)]
 
 
+def shown(table) -> list[str]:
+    """What a DataTable shows, line by line (its header first), as cut to its columns."""
+    return [table.render_line(y).text.rstrip() for y in range(table.size.height)]
+
+
 # -- the repository database -------------------------------------------------------------------
 
 HALLWAY = "This room is called the hallway."

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from store import Batch, Episode, EpisodeFilter, Outcome, Step, Store, Task
-from tests.tui.conftest import SIZE, WHEN, settle
+from tests.tui.conftest import SIZE, WHEN, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.clusters import ClustersScreen, read_clusters
 from tui.screens.compare import CompareScreen
@@ -41,15 +41,15 @@ EPISODES = [
 ]
 
 
-def build(path: Path) -> None:
-    """Three boil failures (two alike), a boil success, and a melt failure with no success."""
+def build(path: Path, prefix: str = "", boil: str = "boil") -> None:
+    """Three boil failures (two alike), a boil success, and a melt failure with no success
+    (each episode id after ``prefix``; ``boil``: the boil family's name)."""
     with Store(path) as store:
         store.put_batch(Batch(id="b", name="b", kind="run", created_at=WHEN))
-        for task in ("sw:boil:1", "sw:melt:1"):
-            store.put_task(
-                Task(id=task, environment="sw", family=task.split(":")[1], instruction=INSTRUCTION)
-            )
-        for episode_id, task, success, turns in EPISODES:
+        for task, family in (("sw:boil:1", boil), ("sw:melt:1", "melt")):
+            store.put_task(Task(id=task, environment="sw", family=family, instruction=INSTRUCTION))
+        for name, task, success, turns in EPISODES:
+            episode_id = prefix + name
             steps = [
                 Step(
                     episode_id=episode_id,
@@ -266,6 +266,34 @@ def test_read_clusters_and_parse_range(analysed_db, clusters_db):
     assert parse_range("x", "2") == "start and end must be whole numbers"
     assert parse_range("-1", "2") == "steps count from 0"
     assert parse_range("0", "5", n_steps=5) == "the episode has steps 0–4"
+
+
+PREFIX = "demo-train:conductivity:"
+"""Before each episode id: ids as long as a demo batch's."""
+FAMILY = "test-conductivity-of-metals"
+
+
+async def test_ids_are_shown_whole_and_free_text_cut(tmp_path):
+    path = tmp_path / "long.db"
+    build(path, prefix=PREFIX, boil=FAMILY)
+    with Store(path) as store:
+        analyze(store, EpisodeFilter(), HeuristicReasoner(store))
+    app = make_app(path, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_clusters(pilot)
+        header, door, focus, melt = shown(screen.cluster_table)[:4]
+        assert header.split() == ["size", "family", "trigger", "correction", "status", "reason"]
+        assert f" {FAMILY} " in door and f" {FAMILY} " in focus
+        assert "go to <X> | is not open" in door and "open door to <X>" in door
+        assert "no observable trigger" in melt and melt.endswith("…")  # the reason, cut
+
+        header, *members = shown(screen.member_table)[:3]
+        for member, name in zip(members, ["door-1", "door-2"], strict=True):
+            assert member.startswith(f" {PREFIX}{name} ")
+            assert "instead of" in member and member.endswith("…")  # the change, cut
+        change = screen.member.change
+        assert len(change) > 30 and change not in members[0]
+        assert shown(screen.contrast_table)[1] == f" {PREFIX}boil-ok"
 
 
 def test_clusters_screen(snap_compare, analysed_db):

@@ -25,12 +25,13 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from store import Analysis, Cluster, EpisodeFilter
-from tui.cells import STATUS_STYLES, clip
+from tui.cells import STATUS_STYLES
 from tui.data import Session
 from tui.screens.compare import CompareScreen
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze import review
 from workbench.analyze.analyzer import AnalysisReport, analyze
 from workbench.analyze.clusters import ClusterData, read_clusters
@@ -57,21 +58,22 @@ HELP = Help(
     ],
 )
 
-CLUSTER_COLUMNS: list[tuple[str, int | None]] = [
-    ("size", 4),
-    ("family", 12),
-    ("trigger", 26),
-    ("correction", 22),
-    ("status", 9),
-    ("reason", 28),
+CLUSTER_COLUMNS = [
+    Column("size"),
+    Column("family"),
+    Column("trigger", text=True),
+    Column("correction", text=True),
+    Column("status"),
+    Column("reason", text=True),
 ]
-MEMBER_COLUMNS: list[tuple[str, int | None]] = [
-    ("episode", 18),
-    ("span", 7),
-    ("conf", 4),
-    ("status", 8),
-    ("change", 44),
+MEMBER_COLUMNS = [
+    Column("episode"),
+    Column("span"),
+    Column("conf"),
+    Column("status"),
+    Column("change", text=True),
 ]
+CONTRAST_COLUMNS = [Column("episode")]
 Verdict = Literal["accept", "edit", "reject"]
 
 
@@ -127,22 +129,22 @@ def cluster_cells(cluster: Cluster) -> list[Text]:
     """One cluster's row."""
     return [
         Text(str(len(cluster.members)), justify="right"),
-        Text(clip(cluster.family or "–", 12)),
-        Text(clip(cluster.trigger or "–", 26)),
-        Text(clip(cluster.correction or "–", 22), style="" if cluster.correction else "dim"),
+        Text(cluster.family or "–"),
+        Text(cluster.trigger or "–"),
+        Text(cluster.correction or "–", style="" if cluster.correction else "dim"),
         Text(cluster.status, style=STATUS_STYLES.get(cluster.status, "")),
-        Text(clip(cluster.reason, 28), style="dim"),
+        Text(cluster.reason, style="dim"),
     ]
 
 
 def member_cells(analysis: Analysis) -> list[Text]:
     """One member analysis's row."""
     return [
-        Text(clip(analysis.episode_id, 18)),
+        Text(analysis.episode_id),
         Text(f"{analysis.start}–{analysis.end}"),
         Text(f"{analysis.confidence:.2f}", justify="right"),
         Text(analysis.status, style=STATUS_STYLES.get(analysis.status, "")),
-        Text(clip(analysis.change, 44)),
+        Text(analysis.change),
     ]
 
 
@@ -178,22 +180,14 @@ class ClustersScreen(Screen[None]):
         yield Static("reading analyses…", id="clusters-info")
         yield Static(scope_line(self.scope), id="clusters-scope")
         yield JobProgress("escape cancels", id="analysis-progress")
-        yield DataTable(id="cluster-table", cursor_type="row", zebra_stripes=True)
+        yield RecordTable(CLUSTER_COLUMNS, id="cluster-table", zebra_stripes=True)
         with Horizontal(id="cluster-detail"):
-            yield DataTable(id="member-table", cursor_type="row")
-            yield DataTable(id="contrast-table", cursor_type="row")
+            yield RecordTable(MEMBER_COLUMNS, id="member-table")
+            yield RecordTable(CONTRAST_COLUMNS, id="contrast-table")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"clusters · {self.session.pool.name}"
-        for selector, columns in (
-            ("#cluster-table", CLUSTER_COLUMNS),
-            ("#member-table", MEMBER_COLUMNS),
-            ("#contrast-table", [("episode", 20)]),
-        ):
-            table = self.query_one(selector, DataTable)
-            for label, width in columns:
-                table.add_column(label, width=width, key=label)
         self.cluster_table.border_title = "clusters"
         self.member_table.border_title = "members"
         self.contrast_table.border_title = "contrasts"
@@ -202,16 +196,16 @@ class ClustersScreen(Screen[None]):
         self.reload()
 
     @property
-    def cluster_table(self) -> DataTable:
-        return self.query_one("#cluster-table", DataTable)
+    def cluster_table(self) -> RecordTable:
+        return self.query_one("#cluster-table", RecordTable)
 
     @property
-    def member_table(self) -> DataTable:
-        return self.query_one("#member-table", DataTable)
+    def member_table(self) -> RecordTable:
+        return self.query_one("#member-table", RecordTable)
 
     @property
-    def contrast_table(self) -> DataTable:
-        return self.query_one("#contrast-table", DataTable)
+    def contrast_table(self) -> RecordTable:
+        return self.query_one("#contrast-table", RecordTable)
 
     @property
     def running(self) -> bool:
@@ -270,9 +264,7 @@ class ClustersScreen(Screen[None]):
         self.data = data
         self.query_one("#clusters-info", Static).update(run_summary(data))
         table = self.cluster_table
-        table.clear()
-        for index, found in enumerate(data.clusters):
-            table.add_row(*cluster_cells(found), key=str(index))
+        table.set_rows(map(cluster_cells, data.clusters), map(str, range(len(data.clusters))))
         row = next((i for i, c in enumerate(data.clusters) if _key(c) == keep_key), 0)
         if data.clusters:
             table.move_cursor(row=row, animate=False)
@@ -290,9 +282,7 @@ class ClustersScreen(Screen[None]):
         members = self.data.members(cluster) if cluster else []
         contrasts = cluster.contrasts if cluster else []
         table = self.member_table
-        table.clear()
-        for analysis in members:
-            table.add_row(*member_cells(analysis), key=str(analysis.id))
+        table.set_rows(map(member_cells, members), [str(a.id) for a in members])
         ids = [a.id for a in members]
         row = ids.index(keep_member) if keep_member in ids else min(keep_row, len(ids) - 1)
         if members:
@@ -303,9 +293,7 @@ class ClustersScreen(Screen[None]):
         else:
             table.border_subtitle = ""
         contrast_table = self.contrast_table
-        contrast_table.clear()
-        for episode_id in contrasts:
-            contrast_table.add_row(Text(clip(episode_id, 20)), key=episode_id)
+        contrast_table.set_rows([[Text(episode_id)] for episode_id in contrasts], contrasts)
         contrast_table.border_title = f"contrasts · {len(contrasts)}"
 
     # -- opening ----------------------------------------------------------------------------
