@@ -4,9 +4,10 @@ compiling from the TUI."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from store import Store
-from tests.tui.conftest import SIZE, rows, settle
+from tests.tui.conftest import SIZE, rows, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.clusters import ClustersScreen
 from tui.screens.compile import CompileScreen, attempts_line, read_specs
@@ -51,7 +52,14 @@ async def test_specs_fields_and_witness_tables(repo_db):
                 "rule ✗ → skill ✓",
                 "open-door-before-go-boil v1 active",
             ],
-            ["2", "deferred", "–", "–", "–", "unrecognised cluster: no mechanis…"],
+            [
+                "2",
+                "deferred",
+                "–",
+                "–",
+                "–",
+                "unrecognised cluster: no mechanism with an observable trigger fits",
+            ],
         ]
         assert screen.spec.id == 1
         fields = rows(screen.field_table)
@@ -118,6 +126,44 @@ async def test_specs_fields_and_witness_tables(repo_db):
         ]
         assert screen.witness_table.row_count == 0
         assert screen.witness_table.border_subtitle == "deferred specs are not compiled"
+
+
+LONG_ARTIFACT = "no-repeat-after-the-door-is-not-open"
+LONG_SLOT = "applicability_of_the_guard"
+
+
+async def test_ids_are_shown_whole_and_free_text_cut(repo_db):
+    app = make_app(repo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compile(pilot)
+        data = screen.data
+        version = data.staged[1].model_copy(update={"artifact": LONG_ARTIFACT})
+        rule, skill = data.attempts[1]
+        checks = [rule.checks[0].model_copy(update={"slot": LONG_SLOT}), *rule.checks[1:]]
+        attempts = [rule.model_copy(update={"checks": checks}), skill]
+        screen._loaded(replace(data, staged={1: version}, attempts={1: attempts}))
+        await settle(pilot)
+        supported, deferred = shown(screen.spec_table)[1:3]
+        assert supported.endswith(f" {LONG_ARTIFACT} v1 active")  # the staged version, whole
+        assert " unrecognised cluster: no mechanism" in deferred and deferred.endswith("…")
+        witnesses = shown(screen.witness_table)
+        assert witnesses[1].split() == [
+            "1",
+            "rule",
+            "✗",
+            "observation",
+            "closed",
+            LONG_SLOT,
+            "door-1@1",
+        ]
+        # in the detail tables free text wraps: the witness is whole, on two lines
+        state = " ".join(" ".join(line.split()) for line in witnesses[2:4])
+        assert state == (
+            "state open – which door was opened must persist for the procedure; "
+            "a rule keeps nothing between decisions"
+        )
+        fields = shown(screen.field_table)
+        assert fields[2].split() == ["↳", "cites", "door-1@1"]
 
 
 async def test_the_cursor_lands_on_the_first_supported_spec(repo_db):

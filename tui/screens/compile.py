@@ -25,11 +25,12 @@ from store import (
     EpisodeFilter,
     InterventionSpec,
 )
-from tui.cells import clip, plural, status_text
+from tui.cells import plural, status_text
 from tui.data import Session
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.record_table import Column, RecordTable, Whole
 from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.compile.compiler import CompileReport, compile_run
 from workbench.compile.specs import claims_of
@@ -50,26 +51,22 @@ HELP = Help(
     ],
 )
 
-SPEC_COLUMNS: list[tuple[str, int | None]] = [
-    ("spec", 4),
-    ("status", 9),
-    ("mechanism", 20),
-    ("families", 10),
-    ("attempts", 28),
-    ("staged / reason", 34),
+SPEC_COLUMNS = [
+    Column("spec"),
+    Column("status"),
+    Column("mechanism"),
+    Column("families"),
+    Column("attempts"),
+    Column("staged / reason", text=True),
 ]
-OUTCOME_WIDTH = 34
-FIELD_COLUMNS: list[tuple[str, int | None]] = [
-    ("field", 26),
-    ("text", 52),
-    ("value", 30),
-]
-WITNESS_COLUMNS: list[tuple[str, int | None]] = [
-    ("schema", 11),
-    ("obligation", 12),
-    ("status", 6),
-    ("slot", 15),
-    ("witness / citations", 57),
+"""The staged version is an identifier in a free-text column: shown whole, the reasons cut."""
+FIELD_COLUMNS = [Column("field"), Column("text", text=True), Column("value", text=True)]
+WITNESS_COLUMNS = [
+    Column("schema"),
+    Column("obligation"),
+    Column("status"),
+    Column("slot"),
+    Column("witness / citations", text=True),
 ]
 
 
@@ -121,20 +118,18 @@ def spec_cells(
 ) -> list[Text]:
     """One spec's row."""
     if version is not None:
-        number = f" v{version.version} "
-        name = clip(version.artifact, OUTCOME_WIDTH - len(number) - len(version.status))
-        outcome = Text(name + number)
+        outcome: Text = Whole(f"{version.artifact} v{version.version} ")
         outcome.append_text(status_text(version.status))
     elif spec.reason:
         style = "yellow" if spec.status == "deferred" else ""
-        outcome = Text(clip(spec.reason, OUTCOME_WIDTH), style=style)
+        outcome = Text(spec.reason, style=style)
     else:
         outcome = Text("no schema closed" if attempts else "–", style="dim")
     return [
         Text(str(spec.id), justify="right"),
         status_text(spec.status),
-        Text(clip(spec.mechanism or "–", 20)),
-        Text(clip(", ".join(spec.families) or "–", 10)),
+        Text(spec.mechanism or "–"),
+        Text(", ".join(spec.families) or "–"),
         attempts_line(attempts),
         outcome,
     ]
@@ -163,7 +158,7 @@ def field_rows(spec: InterventionSpec) -> list[Row]:
             text.append(" · no evidence", "bold red")
         rows.append(([Text(name, style="bold"), text, Text(claim.value, style="cyan")], first))
         for citation in claim.citations:
-            label = Text.assemble(("  ↳ ", "dim"), ("cites ", "dim"), (citation.label(), "bold"))
+            label = Whole.assemble(("  ↳ ", "dim"), ("cites ", "dim"), (citation.label(), "bold"))
             rows.append(([Text(""), label, Text("")], citation))
     return rows
 
@@ -229,20 +224,13 @@ class CompileScreen(Screen[None]):
         yield Header()
         yield Static("reading specs…", id="compile-info")
         yield JobProgress("escape cancels", id="compile-progress")
-        yield DataTable(id="spec-table", cursor_type="row", zebra_stripes=True)
-        yield DataTable(id="field-table", cursor_type="row")
-        yield DataTable(id="witness-table", cursor_type="row")
+        yield RecordTable(SPEC_COLUMNS, id="spec-table", zebra_stripes=True)
+        yield RecordTable(FIELD_COLUMNS, id="field-table", wrap=True)
+        yield RecordTable(WITNESS_COLUMNS, id="witness-table", wrap=True)
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"compile · {self.session.pool.name}"
-        for table, columns in (
-            (self.spec_table, SPEC_COLUMNS),
-            (self.field_table, FIELD_COLUMNS),
-            (self.witness_table, WITNESS_COLUMNS),
-        ):
-            for label, width in columns:
-                table.add_column(label, width=width, key=label)
         self.spec_table.border_title = "specs"
         self.field_table.border_title = "fields"
         self.witness_table.border_title = "obligations"
@@ -250,16 +238,16 @@ class CompileScreen(Screen[None]):
         self.reload()
 
     @property
-    def spec_table(self) -> DataTable:
-        return self.query_one("#spec-table", DataTable)
+    def spec_table(self) -> RecordTable:
+        return self.query_one("#spec-table", RecordTable)
 
     @property
-    def field_table(self) -> DataTable:
-        return self.query_one("#field-table", DataTable)
+    def field_table(self) -> RecordTable:
+        return self.query_one("#field-table", RecordTable)
 
     @property
-    def witness_table(self) -> DataTable:
-        return self.query_one("#witness-table", DataTable)
+    def witness_table(self) -> RecordTable:
+        return self.query_one("#witness-table", RecordTable)
 
     @property
     def running(self) -> bool:
@@ -290,11 +278,13 @@ class CompileScreen(Screen[None]):
         self.specs = listed(data.specs)
         self.query_one("#compile-info", Static).update(summary(data, self.cluster_id))
         table = self.spec_table
-        table.clear()
-        for spec in self.specs:
-            assert spec.id is not None
-            cells = spec_cells(spec, data.attempts.get(spec.id, []), data.staged.get(spec.id))
-            table.add_row(*cells, key=str(spec.id))
+        table.set_rows(
+            (
+                spec_cells(s, data.attempts.get(s.id or 0, []), data.staged.get(s.id or 0))
+                for s in self.specs
+            ),
+            [str(s.id) for s in self.specs],
+        )
         table.border_title = f"specs · {len(data.specs)}"
         wanted = self._wanted(current)
         ids = [s.id for s in self.specs]
@@ -420,11 +410,9 @@ class CompileScreen(Screen[None]):
         return True
 
 
-def _fill(table: DataTable, rows: list[Row]) -> list[Citation | None]:
-    """Replace the table's rows (each as tall as its wrapped text); returns their citations."""
-    table.clear()
-    for cells, _ in rows:
-        table.add_row(*cells, height=None)
+def _fill(table: RecordTable, rows: list[Row]) -> list[Citation | None]:
+    """Replace the table's rows; returns their citations."""
+    table.set_rows(cells for cells, _ in rows)
     if rows:
         table.move_cursor(row=0, animate=False)
     return [citation for _, citation in rows]
