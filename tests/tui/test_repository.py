@@ -8,8 +8,8 @@ import threading
 from rich.console import Console
 from textual.widgets import Static
 
-from store import Gate, GateCheck, Store
-from tests.tui.conftest import RULE, SIZE, SKILL, rows, settle
+from store import ArtifactVersion, Gate, GateCheck, LedgerEntry, Store
+from tests.tui.conftest import RULE, SIZE, SKILL, WHEN, rows, rule_contract, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.repository import RepositoryScreen, read_repository, replay_text
@@ -178,6 +178,63 @@ def test_read_repository_and_replay_text(repo_db):
     assert replay_text(None).plain == "–"
     nothing = Gate(passed=False, checks=[GateCheck(name="cases", passed=False)])
     assert replay_text(nothing).plain == "fail"  # no case replayed: no numbers
+
+
+LONG_ARTIFACT = "no-repeat-after-no-known-action-matches-that"
+LONG_CASE = "demo-train:test-conductivity:123"
+LONG_CHECK = "negative triggers never fire on a success"
+LONG_DETAIL = (
+    "the rule fired on 'go to kitchen' in boil-ok@2, a step of a successful run that "
+    "went on to pass: a veto there would have broken it"
+)
+
+
+def add_long_version(path) -> None:
+    """A staged rule with a long name, its contract gate failed on a long check, and one
+    ledger case replaying an episode with a long id."""
+    with Store(path) as store:
+        version = store.stage_version(
+            ArtifactVersion(
+                artifact=LONG_ARTIFACT,
+                version=1,
+                kind="rule",
+                contract=rule_contract(),
+                origin="hand",
+                created_at=WHEN,
+            )
+        )
+        assert version.id is not None
+        check = GateCheck(name=LONG_CHECK, passed=False, detail=LONG_DETAIL)
+        store.record_gate(version.id, "contract", Gate(passed=False, checks=[check]))
+        store.put_ledger(
+            LedgerEntry(
+                version_id=version.id,
+                case=LONG_CASE,
+                role="correction",
+                baseline_success=False,
+                candidate_success=True,
+                fired=True,
+            )
+        )
+
+
+async def test_ids_are_shown_whole_and_free_text_wraps(repo_db):
+    add_long_version(repo_db)
+    app = make_app(repo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_repository(pilot)
+        assert screen.version.artifact == LONG_ARTIFACT
+        versions = shown(screen.version_table)
+        assert versions[1].split()[:4] == ["3", LONG_ARTIFACT, "1", "rule"]
+        assert f" {RULE} " in versions[2]
+        ledger = shown(screen.ledger_table)
+        assert ledger[1].split() == [LONG_CASE, "correction", "fail", "pass", "fixed", "yes"]
+        # the check's name on one line, its detail (free text) wrapped, whole
+        header, *gates = shown(screen.gate_table)
+        assert gates[0].startswith(f" contract  {LONG_CHECK}  ✗  the rule fired")
+        detail = header.index("detail")
+        assert " ".join(line[detail:] for line in gates[:3]) == LONG_DETAIL
+        assert gates[3].split() == ["replay", "not", "run"]
 
 
 def test_repository_screen(snap_compare, repo_db):

@@ -25,11 +25,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from store import ArtifactVersion, EpisodeFilter, Gate, LedgerEntry, Store
-from tui.cells import clip, mark, plural, status_text
+from tui.cells import mark, plural, status_text
 from tui.data import Session
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.record_table import Column, RecordTable
 from workbench.admit.repository import Admission, admit
 from workbench.progress import Cancelled, Progress
 
@@ -46,29 +47,29 @@ HELP = Help(
     ],
 )
 
-VERSION_COLUMNS: list[tuple[str, int | None]] = [
-    ("id", 4),
-    ("artifact", 36),
-    ("v", 3),
-    ("kind", 8),
-    ("status", 10),
-    ("contract", 8),
-    ("replay", 26),
-    ("cases", 5),
+VERSION_COLUMNS = [
+    Column("id"),
+    Column("artifact"),
+    Column("v"),
+    Column("kind"),
+    Column("status"),
+    Column("contract"),
+    Column("replay"),
+    Column("cases"),
 ]
-GATE_COLUMNS: list[tuple[str, int | None]] = [
-    ("gate", 8),
-    ("check", 28),
-    ("", 4),
-    ("detail", 70),
+GATE_COLUMNS = [
+    Column("gate"),
+    Column("check"),
+    Column("passed", ""),
+    Column("detail", text=True),
 ]
-LEDGER_COLUMNS: list[tuple[str, int | None]] = [
-    ("case", 16),
-    ("role", 12),
-    ("without", 7),
-    ("with", 4),
-    ("change", 9),
-    ("fired", 5),
+LEDGER_COLUMNS = [
+    Column("case"),
+    Column("role"),
+    Column("without"),
+    Column("with"),
+    Column("change"),
+    Column("fired"),
 ]
 CHANGE_STYLES = {"fixed": "bold green", "regressed": "bold red", "same": "", "pending": "dim"}
 
@@ -130,7 +131,7 @@ def version_cells(version: ArtifactVersion) -> list[Text]:
     gate = version.contract_gate
     return [
         Text(str(version.id), justify="right"),
-        Text(clip(version.artifact, 36)),
+        Text(version.artifact),
         Text(str(version.version), justify="right"),
         Text(version.kind),
         status_text(version.status),
@@ -156,7 +157,7 @@ def gate_rows(version: ArtifactVersion) -> list[list[Text]]:
 def ledger_cells(entry: LedgerEntry) -> list[Text]:
     """One paired replay case's row."""
     return [
-        Text(clip(entry.case, 16)),
+        Text(entry.case),
         Text(entry.role),
         mark(entry.baseline_success),
         mark(entry.candidate_success),
@@ -235,23 +236,16 @@ class RepositoryScreen(Screen[None]):
         yield Header()
         yield Static("reading the repository…", id="repo-info")
         yield JobProgress("escape cancels", id="admit-progress")
-        yield DataTable(id="version-table", cursor_type="row", zebra_stripes=True)
-        yield DataTable(id="gate-table", cursor_type="row")
+        yield RecordTable(VERSION_COLUMNS, id="version-table", zebra_stripes=True)
+        yield RecordTable(GATE_COLUMNS, id="gate-table", wrap=True)
         with Horizontal(id="version-detail"):
             with VerticalScroll(id="contract-view"):
                 yield Static(id="contract-text")
-            yield DataTable(id="ledger-table", cursor_type="row")
+            yield RecordTable(LEDGER_COLUMNS, id="ledger-table")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"repository · {self.session.pool.name}"
-        for table, columns in (
-            (self.version_table, VERSION_COLUMNS),
-            (self.gate_table, GATE_COLUMNS),
-            (self.ledger_table, LEDGER_COLUMNS),
-        ):
-            for label, width in columns:
-                table.add_column(label, width=width, key=label or "passed")
         self.version_table.border_title = "versions"
         self.gate_table.border_title = "gate checks"
         self.ledger_table.border_title = "replay ledger"
@@ -260,16 +254,16 @@ class RepositoryScreen(Screen[None]):
         self.reload()
 
     @property
-    def version_table(self) -> DataTable:
-        return self.query_one("#version-table", DataTable)
+    def version_table(self) -> RecordTable:
+        return self.query_one("#version-table", RecordTable)
 
     @property
-    def gate_table(self) -> DataTable:
-        return self.query_one("#gate-table", DataTable)
+    def gate_table(self) -> RecordTable:
+        return self.query_one("#gate-table", RecordTable)
 
     @property
-    def ledger_table(self) -> DataTable:
-        return self.query_one("#ledger-table", DataTable)
+    def ledger_table(self) -> RecordTable:
+        return self.query_one("#ledger-table", RecordTable)
 
     @property
     def running(self) -> bool:
@@ -312,9 +306,7 @@ class RepositoryScreen(Screen[None]):
         self.data = data
         self.query_one("#repo-info", Static).update(summary(data))
         table = self.version_table
-        table.clear()
-        for version in data.versions:
-            table.add_row(*version_cells(version), key=str(version.id))
+        table.set_rows(map(version_cells, data.versions), [str(v.id) for v in data.versions])
         table.border_title = f"versions · {len(data.versions)}"
         ids = [v.id for v in data.versions]
         if data.versions:
@@ -329,16 +321,11 @@ class RepositoryScreen(Screen[None]):
     def _show_version(self) -> None:
         """Fill the gate, contract and ledger views from the selected version."""
         version = self.version
-        gates = self.gate_table
-        gates.clear()
-        for cells in gate_rows(version) if version else []:
-            gates.add_row(*cells, height=None)
+        self.gate_table.set_rows(gate_rows(version) if version else [])
         view = self.query_one("#contract-text", Static)
         view.update(contract_view(version) if version else "")
         ledger = self.ledger_table
-        ledger.clear()
-        for entry in self.ledger:
-            ledger.add_row(*ledger_cells(entry), key=entry.case)
+        ledger.set_rows(map(ledger_cells, self.ledger), [entry.case for entry in self.ledger])
         if version is not None and version.replay_gate is not None:
             ledger.border_title = f"replay ledger · {len(self.ledger)}"
             ledger.border_subtitle = _rates(version.replay_gate)

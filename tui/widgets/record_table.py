@@ -52,8 +52,9 @@ class Whole(Text):
 
 
 def id_width(longest: int, heading: int = 0) -> int:
-    """The width of an identifier column whose longest value is ``longest`` cells wide."""
-    return min(MAX_ID, max(heading, longest))
+    """The width of an identifier column whose longest value is ``longest`` cells wide (at
+    least one cell: DataTable renders nothing of an empty column)."""
+    return min(MAX_ID, max(1, heading, longest))
 
 
 def column_widths(
