@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from tests.tui.conftest import SIZE, rows, settle
+from tests.tui.conftest import SIZE, rows, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.manual import ManualScreen, log_cells, read_manual
@@ -114,8 +114,8 @@ async def test_manual_rules_and_history(manual_db):
         assert BOIL_RULE_2 in markdown(screen)
         assert screen.query_one("#manual-view").display
         assert rows(screen.rule_table) == [
-            ["rule_1", "Corrected Error", "In boil tasks: focus on t…", "3"],
-            ["rule_2", "Success Process", "In thermometer tasks: mea…", "2"],
+            ["rule_1", "Corrected Error", BOIL_RULE_2, "3"],
+            ["rule_2", "Success Process", THERMO_RULE, "2"],
         ]
         history = rows(screen.history_table)
         assert [row[:3] for row in history] == [
@@ -243,6 +243,43 @@ def test_read_manual_and_log_cells(manual_db):
     assert data.manual(None).version == 2 and data.manual(7) is None
     assert [c.plain for c in log_cells("door-1@3-5")] == ["door-1@3-5", "steps 3-5"]
     assert [c.plain for c in log_cells("rule_12")] == ["rule_12", "rule"]
+
+
+LONG_EPISODE = "demo-train:test-conductivity:123"
+LONG_TYPE = "Useful Helper Method"
+
+
+async def test_ids_are_shown_whole_and_free_text_cut(manual_db):
+    with Store(manual_db) as store:
+        apply(
+            store,
+            OPERATIONS.validate_python(
+                [
+                    {
+                        "op": "update_rule",
+                        "rule_id": "rule_2",
+                        "type": LONG_TYPE,
+                        "validation_logs": [f"{LONG_EPISODE}@4-5", "rule_1"],
+                    }
+                ]
+            ),
+            "builder:heuristic",
+            LONG_EPISODE,
+        )
+    app = make_app(manual_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        await pilot.press("down")  # rule_2
+        await settle(pilot)
+        boil, thermo = shown(screen.rule_table)[1:3]
+        assert thermo.startswith(f" rule_2  {LONG_TYPE}  In thermometer")
+        *_, content, log = thermo.split()
+        assert content.endswith("…") and log == "2"  # the content cut, its log count whole
+        assert boil.startswith(" rule_1  Corrected Error ") and boil.split()[-2].endswith("…")
+        history = shown(screen.history_table)
+        assert history[2].split()[:3] == ["update", "builder:heuristic", LONG_EPISODE]
+        log = shown(screen.log_table)
+        assert log[1].split() == [f"{LONG_EPISODE}@4-5", "steps", "4-5"]
 
 
 def test_manual_screen(snap_compare, manual_db):

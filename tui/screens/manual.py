@@ -22,11 +22,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, MarkdownViewer, Static
 
 from store import EpisodeFilter, Manual, ManualRule, RuleEvent, Store
-from tui.cells import clip, plural
+from tui.cells import plural
 from tui.data import Session
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.manual.build import BuildReport, build
 from workbench.manual.builder import HeuristicBuilder
@@ -57,22 +58,10 @@ HELP = Help(
     ],
 )
 
-RULE_COLUMNS: list[tuple[str, int | None]] = [
-    ("id", 8),
-    ("type", 18),
-    ("content", 26),
-    ("log", 3),
-]
-HISTORY_COLUMNS: list[tuple[str, int | None]] = [
-    ("op", 6),
-    ("actor", 18),
-    ("episode", 18),
-    ("at", 16),
-]
-LOG_COLUMNS: list[tuple[str, int | None]] = [
-    ("entry", 30),
-    ("cites", 14),
-]
+RULE_COLUMNS = [Column("id"), Column("type"), Column("content", text=True), Column("log")]
+HISTORY_COLUMNS = [Column("op"), Column("actor"), Column("episode"), Column("at")]
+LOG_COLUMNS = [Column("entry"), Column("cites")]
+"""A log entry is a citation (``episode@start-end``) or a rule id: an identifier."""
 OP_STYLES = {"write": "green", "update": "cyan", "delete": "red"}
 
 NO_MANUAL = (
@@ -132,7 +121,7 @@ def rule_cells(rule: ManualRule) -> list[Text]:
     return [
         Text(rule.id),
         Text(rule.type),
-        Text(clip(rule.content, 26)),
+        Text(rule.content),
         Text(str(len(rule.validation_logs)), justify="right"),
     ]
 
@@ -141,8 +130,8 @@ def event_cells(event: RuleEvent) -> list[Text]:
     """One change's row."""
     return [
         Text(event.op, style=OP_STYLES.get(event.op, "")),
-        Text(clip(event.actor, 18)),
-        Text(clip(event.episode_id or "–", 18), style="" if event.episode_id else "dim"),
+        Text(event.actor),
+        Text(event.episode_id or "–", style="" if event.episode_id else "dim"),
         Text(f"{event.at:%Y-%m-%d %H:%M}", style="dim"),
     ]
 
@@ -168,7 +157,7 @@ def log_cells(entry: str) -> list[Text]:
         cites = Text(f"step {parsed.start}", style="cyan")
     else:
         cites = Text(f"steps {parsed.start}-{parsed.end}", style="cyan")
-    return [Text(clip(entry, 30)), cites]
+    return [Text(entry), cites]
 
 
 def diff_text(text: str) -> Text:
@@ -230,20 +219,13 @@ class ManualScreen(Screen[None]):
             with VerticalScroll(id="diff-view"):
                 yield Static(id="diff-text")
             with Vertical(id="rule-pane"):
-                yield DataTable(id="rule-table", cursor_type="row", zebra_stripes=True)
-                yield DataTable(id="history-table", cursor_type="row")
-                yield DataTable(id="log-table", cursor_type="row")
+                yield RecordTable(RULE_COLUMNS, id="rule-table", zebra_stripes=True)
+                yield RecordTable(HISTORY_COLUMNS, id="history-table")
+                yield RecordTable(LOG_COLUMNS, id="log-table")
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"manual · {self.session.pool.name}"
-        for table, columns in (
-            (self.rule_table, RULE_COLUMNS),
-            (self.history_table, HISTORY_COLUMNS),
-            (self.log_table, LOG_COLUMNS),
-        ):
-            for label, width in columns:
-                table.add_column(label, width=width, key=label)
         self.rule_table.border_title = "rules"
         self.history_table.border_title = "history"
         self.log_table.border_title = "validation log"
@@ -253,16 +235,16 @@ class ManualScreen(Screen[None]):
         self.reload()
 
     @property
-    def rule_table(self) -> DataTable:
-        return self.query_one("#rule-table", DataTable)
+    def rule_table(self) -> RecordTable:
+        return self.query_one("#rule-table", RecordTable)
 
     @property
-    def history_table(self) -> DataTable:
-        return self.query_one("#history-table", DataTable)
+    def history_table(self) -> RecordTable:
+        return self.query_one("#history-table", RecordTable)
 
     @property
-    def log_table(self) -> DataTable:
-        return self.query_one("#log-table", DataTable)
+    def log_table(self) -> RecordTable:
+        return self.query_one("#log-table", RecordTable)
 
     @property
     def running(self) -> bool:
@@ -299,9 +281,7 @@ class ManualScreen(Screen[None]):
         current = self.rule
         self.data = data
         table = self.rule_table
-        table.clear()
-        for rule in data.rules:
-            table.add_row(*rule_cells(rule), key=rule.id)
+        table.set_rows(map(rule_cells, data.rules), [rule.id for rule in data.rules])
         table.border_title = f"rules · {len(data.rules)}" if data.rules else "rules · none yet"
         ids = [r.id for r in data.rules]
         if data.rules:
@@ -337,15 +317,11 @@ class ManualScreen(Screen[None]):
         """Fill the history and validation-log tables from the selected rule."""
         rule = self.rule
         history = self.history_table
-        history.clear()
         events = self.data.events.get(rule.id, []) if rule else []
-        for event in events:
-            history.add_row(*event_cells(event))
+        history.set_rows(map(event_cells, events))
         history.border_title = f"history of {rule.id} · {len(events)}" if rule else "history"
         log = self.log_table
-        log.clear()
-        for entry in rule.validation_logs if rule else []:
-            log.add_row(*log_cells(entry))
+        log.set_rows(map(log_cells, rule.validation_logs if rule else []))
         log.border_title = f"validation log · {len(rule.validation_logs)}" if rule else "log"
         log.border_subtitle = "" if log.row_count or not rule else "empty"
 
