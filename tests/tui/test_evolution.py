@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 from store import Evolution, Store
-from tests.evolution.records import NAME, add_gated_checkpoint, checkpoint, write_experiment
-from tests.tui.conftest import SIZE, rows, settle
+from tests.evolution.records import (
+    GATED,
+    NAME,
+    add_gated_checkpoint,
+    checkpoint,
+    write_experiment,
+)
+from tests.tui.conftest import SIZE, rows, settle, shown
 from tui.app import make_app
 from tui.screens.evolution import PANELS, EvolutionScreen, panel_lines, read_evolution
 from tui.screens.help import HelpScreen
@@ -75,6 +81,30 @@ async def test_e_opens_the_panels_and_the_table(evo_db):
         await pilot.press("q")
         await settle(pilot)
         assert not isinstance(app.screen, EvolutionScreen)
+
+
+async def test_counts_are_shown_whole(evo_db):
+    """A held-out set of hundreds: every count and rate whole, however wide."""
+    big = checkpoint(NAME, "gated", len(GATED), (20, 33, (4, 2, 1), 5, 0, 0))
+    big = big.model_copy(update={"passed": 151, "total": 200, "stored": 140, "used": 123})
+    with Store(evo_db) as store:
+        store.put_checkpoint(big)
+    app = make_app(evo_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        table = shown(screen.table)
+        assert table[0].split()[:3] == ["regime", "tasks", "pass"]
+        assert table[5].split()[:9] == [
+            "gated",
+            "20",
+            "151/200",
+            "76%",
+            "4",
+            "2",
+            "1",
+            "123/140",
+            "88%",
+        ]
 
 
 async def test_r_shows_a_new_checkpoint(evo_db):

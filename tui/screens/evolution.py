@@ -19,13 +19,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Select, Static
+from textual.widgets import Footer, Header, Select, Static
 from textual_plotext import PlotextPlot
 
 from store import Checkpoint, Store
 from tui.data import Session
 from tui.screens.help import Help
 from tui.threads import deliver
+from tui.widgets.record_table import Column, RecordTable
 from workbench.evolution import KINDS, Series, evolution_series, latest_evolution
 
 HELP = Help(
@@ -50,18 +51,21 @@ PANELS = {
     "use_rate": "artifact use rate %",
     "degradation": "signed degradation (> 0: net loss)",
 }
-CHECKPOINT_COLUMNS: list[tuple[str, int]] = [
-    ("regime", 16),
-    ("tasks", 5),
-    ("pass", 11),
-    ("R", 3),
-    ("S", 3),
-    ("A", 3),
-    ("used", 9),
-    ("lost", 4),
-    ("rec", 4),
-    ("degr.", 7),
-    ("admitted", 8),
+CHECKPOINT_COLUMNS = [
+    Column(key)
+    for key in (
+        "regime",
+        "tasks",
+        "pass",
+        "R",
+        "S",
+        "A",
+        "used",
+        "lost",
+        "rec",
+        "degr.",
+        "admitted",
+    )
 ]
 
 
@@ -222,14 +226,12 @@ class EvolutionScreen(Screen[None]):
         with Grid(id="evo-panels"):
             for panel in PANELS:
                 yield PlotextPlot(id=f"plot-{panel.replace('_', '-')}")
-        yield DataTable(id="evo-table", cursor_type="row", zebra_stripes=True)
+        yield RecordTable(CHECKPOINT_COLUMNS, id="evo-table", zebra_stripes=True)
         yield Footer()
 
     def on_mount(self) -> None:
         self.sub_title = f"evolution · {self.session.pool.name}"
         table = self.table
-        for label, width in CHECKPOINT_COLUMNS:
-            table.add_column(label, width=width, key=label)
         table.border_title = "checkpoints"
         for panel, title in PANELS.items():
             self.plot(panel).border_title = title
@@ -242,8 +244,8 @@ class EvolutionScreen(Screen[None]):
             self.set_interval(interval, self.reload)
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one("#evo-table", DataTable)
+    def table(self) -> RecordTable:
+        return self.query_one("#evo-table", RecordTable)
 
     def plot(self, panel: str) -> PlotextPlot:
         """The panel's plot widget."""
@@ -309,10 +311,10 @@ class EvolutionScreen(Screen[None]):
     def _fill_table(self, series: list[Series]) -> None:
         table = self.table
         row = table.cursor_row
-        table.clear()
-        for s in series:
-            for c in s.checkpoints:
-                table.add_row(*checkpoint_cells(c), key=f"{c.regime}:{c.position}")
+        checkpoints = [c for s in series for c in s.checkpoints]
+        table.set_rows(
+            map(checkpoint_cells, checkpoints), [f"{c.regime}:{c.position}" for c in checkpoints]
+        )
         table.border_title = f"checkpoints · {table.row_count}"
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
