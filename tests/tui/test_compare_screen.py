@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.tui.conftest import SIZE, settle
+from store import Episode, Outcome, Step, Store, Task
+from tests.tui.conftest import SIZE, settle, shown, steps_for
 from tui.screens.compare import CompareScreen
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.alignment_table import AlignmentTable
@@ -79,8 +80,6 @@ async def test_variations_align_through_entity_abstraction_and_d_jumps_back(app)
 
 
 async def test_failure_without_any_success_says_so(app):
-    from store import Episode, Outcome, Step, Store, Task
-
     with Store(app.db_path) as store:
         store.put_task(Task(id="other:1", environment="other", family="lonely", instruction="x"))
         store.add_episode(
@@ -96,3 +95,43 @@ async def test_failure_without_any_success_says_so(app):
         screen = await open_compare(pilot, "lonely-1")
         assert screen.comparison is None
         assert "no successful run of task other:1 or of family lonely" in info(screen)
+
+
+FAILED = "demo-train:test-conductivity:123:fail"
+PASSED = "demo-train:test-conductivity:123:pass"
+TOUCH = "connect the metal fork to the red wire terminal of the battery in the workshop"
+
+
+def add_conductivity_runs(path) -> None:
+    """A failure and a success of one task, with long ids and long actions."""
+    with Store(path) as store:
+        store.put_task(
+            Task(
+                id="scienceworld:test-conductivity:123",
+                environment="scienceworld",
+                family="test-conductivity",
+                instruction="Determine if the metal fork is electrically conductive.",
+            )
+        )
+        for episode_id, success, last in ((FAILED, False, "wait"), (PASSED, True, TOUCH)):
+            actions = [("", TOUCH, "The fork is now connected."), ("", last, "Done.")]
+            store.add_episode(
+                Episode(
+                    id=episode_id,
+                    task_id="scienceworld:test-conductivity:123",
+                    batch_id="demo-train",
+                    outcome=Outcome(success=success),
+                ),
+                steps_for(episode_id, actions),
+            )
+
+
+async def test_episode_ids_are_shown_whole_and_actions_cut(app):
+    add_conductivity_runs(app.db_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_compare(pilot, FAILED)
+        assert screen.comparison.success.id == PASSED
+        header, *pairs = shown(screen.query_one(AlignmentTable))
+        assert f"failed · {FAILED} " in header and header.endswith(f"success · {PASSED}")
+        touch = next(line for line in pairs if line.startswith("     1  connect the metal"))
+        assert TOUCH not in touch and touch.count("…") == 2  # both sides cut

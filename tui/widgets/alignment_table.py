@@ -9,6 +9,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable
 
+from tui.widgets.record_table import Column, RecordTable
 from workbench.compare import Alignment, Pair
 
 OP_GLYPHS = {"match": "=", "substitute": "≠", "insert": "+", "delete": "−"}
@@ -17,16 +18,26 @@ OP_GLYPHS = {"match": "=", "substitute": "≠", "insert": "+", "delete": "−"}
 LEGEND = "= same  ≠ different  + only the failed run  − only the successful run"
 
 
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+STEP_WIDTH = 5
+"""Wide enough for a step of a 10,000-step episode."""
+
+
+def columns(failed_label: str, success_label: str) -> list[Column]:
+    """Step and action of each side, the op between them; the actions share the width (each
+    at least as wide as its heading, which names the episode)."""
+    return [
+        Column("failed-step", "step", width=STEP_WIDTH),
+        Column("failed", failed_label, text=True),
+        Column("op", "", width=1),
+        Column("success-step", "step", width=STEP_WIDTH),
+        Column("success", success_label, text=True),
+    ]
 
 
 def pair_cells(
     pair: Pair,
     failed_actions: dict[int, str],
     success_actions: dict[int, str],
-    width: int,
     first: bool,
 ) -> list[Text]:
     """The five cells of one pair: failed step and action, op, success step and action."""
@@ -46,7 +57,7 @@ def pair_cells(
         else:
             cells += [
                 Text(str(step), style="dim", justify="right"),
-                Text(_clip(actions.get(step, ""), width), style=style),
+                Text(actions.get(step, ""), style=style),
             ]
     op = Text(OP_GLYPHS[pair.op], justify="center", style="dim" if pair.op == "match" else "bold")
     row = [cells[0], cells[1], op, cells[2], cells[3]]
@@ -56,7 +67,7 @@ def pair_cells(
     return row
 
 
-class AlignmentTable(DataTable[Text]):
+class AlignmentTable(RecordTable):
     """The alignment of a failed and a successful run; one table, so both sides scroll
     together. ``d`` jumps to the first divergence, ``n``/``N`` to the next/previous one."""
 
@@ -94,7 +105,7 @@ class AlignmentTable(DataTable[Text]):
             super().__init__()
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, cursor_type="row", zebra_stripes=False)
+        super().__init__(columns("failed", "success"), id=id)
         self.alignment: Alignment | None = None
 
     def show(
@@ -107,17 +118,11 @@ class AlignmentTable(DataTable[Text]):
     ) -> None:
         """Show ``alignment``, with the cursor on its first divergence."""
         self.alignment = alignment
-        self.clear(columns=True)
-        width = max(16, (self.size.width - 6 - 6 - 3 - 10 - 2) // 2)
-        self.add_column("step", width=5, key="failed-step")
-        self.add_column(Text(failed_label), width=width, key="failed")
-        self.add_column("", width=1, key="op")
-        self.add_column("step", width=5, key="success-step")
-        self.add_column(Text(success_label), width=width, key="success")
+        self.set_columns(columns(failed_label, success_label))
         divergence = alignment.first_divergence
         first = divergence.pair if divergence else -1
-        self.add_rows(
-            pair_cells(pair, failed_actions, success_actions, width, i == first)
+        self.set_rows(
+            pair_cells(pair, failed_actions, success_actions, i == first)
             for i, pair in enumerate(alignment.pairs)
         )
         self.action_first_divergence()

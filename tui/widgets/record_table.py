@@ -165,10 +165,10 @@ class RecordTable(DataTable[Text]):
         self._fit()
 
     def set_columns(self, columns: Sequence[Column]) -> None:
-        """Replace the columns (the rows too must be set again)."""
+        """Replace the columns, and with them the rows (left empty, to be set again)."""
         self.record_columns = list(columns)
         self.widths = {}
-        self._fit()
+        self.set_rows([])
 
     def set_rows(self, rows: Iterable[Sequence[Text]], keys: Iterable[str] | None = None) -> None:
         """Replace the rows (each a cell per column; ``keys``: the rows' keys)."""
