@@ -353,7 +353,7 @@ def rows(table) -> list[list[str]]:
 
 
 def shown(table) -> list[str]:
-    """What a DataTable shows, line by line (its header first), as cut to its columns."""
+    """What a DataTable (or an option list) shows, line by line, as cut to its width."""
     return [table.render_line(y).text.rstrip() for y in range(table.size.height)]
 
 

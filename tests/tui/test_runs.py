@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import Select
 
 from store import Episode, Outcome, Step, Store, Task
-from tests.tui.conftest import SIZE, WHEN, settle
+from tests.tui.conftest import SIZE, WHEN, settle, shown
 from tui.app import make_app
 from tui.screens.runs import RunsScreen
 from tui.screens.trajectory import TrajectoryScreen
@@ -186,8 +186,9 @@ CONDUCTIVITY = "Your task is to determine if the metal fork is electrically cond
 LONG_MESSAGE = "Agent stopped before completing the task (score 0) " + "and said why " * 20
 
 
-def add_conductivity_episode(path) -> None:
-    """A failure whose family, task and episode ids are longer than any column used to be."""
+def add_conductivity_episode(path, observations: tuple[str, ...] = ("hello",)) -> None:
+    """A failure whose family, task and episode ids are longer than any column used to be
+    (a step per observation)."""
     with Store(path) as store:
         store.put_task(
             Task(
@@ -207,8 +208,31 @@ def add_conductivity_episode(path) -> None:
                 outcome=Outcome(success=False, score=0.0, message=LONG_MESSAGE),
                 started_at=WHEN,
             ),
-            [Step(episode_id=LONG_EPISODE, index=0, kind="observation", observation="hello")],
+            [
+                Step(episode_id=LONG_EPISODE, index=i, kind="observation", observation=text)
+                for i, text in enumerate(observations)
+            ],
         )
+
+
+LONG_WORD = "superconductivityexperiment"
+
+
+async def test_search_hits_show_ids_whole_and_cut_the_snippet(tui_db):
+    words = " ".join([LONG_WORD] * 12)
+    add_conductivity_episode(tui_db, ("hello", f"focus on the fork: {words}"))
+    app = make_app(tui_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"focus", "enter")
+        await settle(pilot)
+        hits = app.screen.query_one(SearchHits)
+        lines = shown(hits)
+        assert 1 < len(hits.hits) <= len(lines)
+        for line, hit in zip(lines, hits.hits, strict=False):  # a line a hit: none wraps
+            assert line.startswith(f"{hit.episode_id:<{len(LONG_EPISODE)}}  step {hit.index} ")
+        line = lines[[h.episode_id for h in hits.hits].index(LONG_EPISODE)]
+        assert LONG_WORD in line and line.endswith("…")  # the snippet, cut
 
 
 def visible_row(table: EpisodeTable, episode_id: str) -> str:

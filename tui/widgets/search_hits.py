@@ -1,9 +1,16 @@
-"""Full-text search hits, one per line; choosing one opens its trajectory at the hit step."""
+"""Full-text search hits, one per line; choosing one opens its trajectory at the hit step.
+
+Like the tables' identifiers (:mod:`tui.widgets.record_table`), each hit's episode, step and
+kind are as wide as the widest among the hits; the snippet takes the rest of the line and is
+cut with an ellipsis.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.markup import escape
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -12,13 +19,32 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from store import SearchHit
+from tui.widgets.record_table import id_width
+
+GAP = "  "
+"""Between a hit's columns, as between a table's."""
 
 
-def hit_prompt(hit: SearchHit) -> Text:
-    """One hit as a line: episode, step, kind, and the snippet with the match highlighted."""
-    line = Text(f"{hit.episode_id:<24}", style="bold")
-    line.append(f" {'step ' + str(hit.index):<11}", style="cyan")
-    line.append(f"{hit.kind:<12}", style="dim")
+def hit_ids(hit: SearchHit) -> tuple[str, str, str]:
+    """What identifies a hit: its episode, step and kind."""
+    return hit.episode_id, f"step {hit.index}", hit.kind
+
+
+def hit_widths(hits: Sequence[SearchHit]) -> list[int]:
+    """The widths of the episode, step and kind columns: each the widest among ``hits``."""
+    ids = [hit_ids(hit) for hit in hits] or [("", "", "")]
+    return [id_width(max(cell_len(row[i]) for row in ids)) for i in range(3)]
+
+
+def hit_prompt(hit: SearchHit, widths: Sequence[int] = (24, 10, 11)) -> Text:
+    """One hit as a line: episode, step, kind (each padded to its ``widths``), and the snippet
+    with the match highlighted."""
+    line = Text()
+    for value, width, style in zip(hit_ids(hit), widths, ("bold", "cyan", "dim"), strict=True):
+        cell = Text(value, style=style)
+        cell.truncate(width, overflow="ellipsis", pad=True)
+        line.append_text(cell)
+        line.append(GAP)
     snippet = " ".join(hit.snippet.split())
     position = 0
     while (start := snippet.find("[", position)) >= 0 and (end := snippet.find("]", start)) >= 0:
@@ -37,6 +63,8 @@ class SearchHits(OptionList):
         display: none;
         height: 40%;
         border-top: solid $accent;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
         &.-shown { display: block; }
     }
     """
@@ -62,7 +90,8 @@ class SearchHits(OptionList):
         self.hits = hits
         self.clear_options()
         if hits:
-            self.add_options(Option(hit_prompt(hit)) for hit in hits)
+            widths = hit_widths(hits)
+            self.add_options(Option(hit_prompt(hit, widths)) for hit in hits)
         else:
             self.add_option(Option(Text(f"no step matches {query!r}", style="dim"), disabled=True))
         self.border_title = escape(f"{len(hits)} hit(s) for {query!r}")
