@@ -1,4 +1,7 @@
-"""Cell formatting the tables of several screens share: clipped text, status colours, marks."""
+"""Cell formatting the tables of several screens share: status colours, marks, counts.
+
+Cells are given whole; :class:`~tui.widgets.record_table.RecordTable` cuts them to their
+columns."""
 
 from __future__ import annotations
 
@@ -16,12 +19,6 @@ STATUS_STYLES = {
     "superseded": "dim",
 }
 """Colours of cluster, analysis, spec and artifact-version statuses."""
-
-
-def clip(text: str, width: int | None) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    text = " ".join(text.split())
-    return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
 def status_text(status: str) -> Text:

@@ -88,23 +88,29 @@ def column_widths(
         if c.width or not c.text
     }
     texts = [c.key for c in columns if c.key not in widths]
-    left = width - SCROLLBAR - 2 * padding * len(columns) - sum(widths.values())
     floor = {
         key: max(heading[key], min(MIN_TEXT, longest.get(key, 0)), id_width(whole.get(key, 0)))
         for key in texts
     }
     natural = {key: max(floor[key], longest.get(key, 0)) for key in texts}
+    left = width - SCROLLBAR - 2 * padding * len(columns) - sum(widths.values())
+    widths.update(_share(left, natural, floor))
+    return {c.key: widths[c.key] for c in columns}
+
+
+def _share(left: int, natural: dict[str, int], floor: dict[str, int]) -> dict[str, int]:
+    """``left`` cells shared among free-text columns that need ``natural`` cells each, and
+    get at least ``floor`` (see :func:`column_widths`)."""
     shares: dict[str, int] = {}
-    if sum(natural.values()) <= left:  # room for all: widen the narrowest first
-        for i, key in enumerate(sorted(texts, key=natural.get, reverse=True)):
-            shares[key] = max(natural[key], left // (len(texts) - i))
+    if sum(natural.values()) <= left:  # room for all: the narrowest widened
+        for i, key in enumerate(sorted(natural, key=lambda k: -natural[k])):
+            shares[key] = max(natural[key], left // (len(natural) - i))
             left -= shares[key]
     else:  # the narrowest whole, the rest share what remains
-        for i, key in enumerate(sorted(texts, key=natural.get)):
-            shares[key] = max(floor[key], min(natural[key], left // (len(texts) - i)))
+        for i, key in enumerate(sorted(natural, key=lambda k: natural[k])):
+            shares[key] = max(floor[key], min(natural[key], left // (len(natural) - i)))
             left -= shares[key]
-    widths.update(shares)
-    return {c.key: widths[c.key] for c in columns}
+    return shares
 
 
 def _measure(cell: Text) -> int:
