@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import click
+from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
@@ -88,10 +89,11 @@ CHECKPOINT_COLUMNS = [
 ]
 
 
-def print_checkpoints(checkpoints: list[Checkpoint], title: str) -> None:
-    """The experiment's numbers, one record per regime and checkpoint."""
+def print_checkpoints(checkpoints: list[Checkpoint], title: str, out: Console = console) -> None:
+    """The experiment's numbers, one record per regime and checkpoint (on ``out``, by default
+    the CLI's console)."""
     rows = [[Text.from_markup(cell) for cell in _row(c)] for c in checkpoints]
-    print_records(console, CHECKPOINT_COLUMNS, rows, title=title)
+    print_records(out, CHECKPOINT_COLUMNS, rows, title=title)
 
 
 def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:

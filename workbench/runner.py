@@ -26,7 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from store import Batch, Episode, Outcome, Source, Step, Store, Task, Usage
 from store.records import BatchKind, Split
 from workbench.agents.base import Agent, Interaction, OutOfSteps
-from workbench.agents.command import AgentCrashed
 from workbench.agents.guidance import Guidance
 from workbench.envs.base import Environment, EnvTask
 from workbench.limits import Limits
@@ -228,8 +227,8 @@ def error_summary(error: BaseException) -> str:
     first line; then the last line the agent wrote to stderr, if any (e.g. ``agent exited with
     code 2: python: can't open file …``)."""
     first = next(iter(str(error).splitlines()), "")
-    code = error.returncode if isinstance(error, AgentCrashed) else None
-    if code is not None and code >= 0 and first.endswith(f"(exit status {code})"):
+    code = getattr(error, "returncode", None)  # an agent process (any agent plugin) that ended
+    if isinstance(code, int) and code >= 0 and first.endswith(f"(exit status {code})"):
         head = f"agent exited with code {code}"
     else:
         head = f"{type(error).__name__}: {first}" if first else type(error).__name__
