@@ -38,3 +38,13 @@ def scienceworld():
     env = ScienceWorld(step_limit=100)
     yield env
     env.close()
+
+
+@pytest.fixture(scope="session")
+def readme_example(tmp_path_factory: pytest.TempPathFactory):
+    """README's Example played once on a fresh demo database: ``(folder, played commands)``;
+    the database is ``folder / "workbench.db"``."""
+    from tests.readme_example import play
+
+    folder = tmp_path_factory.mktemp("readme-example")
+    return folder, play(folder)

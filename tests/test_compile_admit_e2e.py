@@ -1,6 +1,11 @@
 """End to end on the real simulator, through the CLI: failures → analysis → specs → first
 closure → gates → an active repository that raises held-out success; a harmful hand-written
-rule is rejected by the replay gate because preservation cases regress."""
+rule is rejected by the replay gate because preservation cases regress.
+
+The learning and held-out runs, analysis, compilation and replay are README's Example as the
+session fixture ``readme_example`` plays it (a demo database, `analyze --batch demo-train`,
+`compile`, `replay`, `run --like demo-test --with-repo`): what the README promises is what is
+checked here."""
 
 from __future__ import annotations
 
@@ -14,16 +19,6 @@ from store import Store
 from workbench.cli import main
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-RATES = {
-    "decide-before-measure": 0.5,
-    "skip-route": 0.5,
-    "closed-door": 0.3,
-    "wrong-focus": 0,
-    "no-wait": 0,
-    "wrong-container": 0,
-    "repeat-invalid": 0,
-    "stop-early": 0,
-}
 
 
 def cli(db: Path, *args: str) -> str:
@@ -33,17 +28,11 @@ def cli(db: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A learning run analysed, compiled and admitted (shared by the tests below)."""
-    db = tmp_path_factory.mktemp("e2e") / "workbench.db"
-    rates = [arg for mode, p in RATES.items() for arg in ("--rate", f"{mode}={p}")]
-    common = ["--family", "use-thermometer", "--seed", "5", "--workers", "2", *rates]
-    cli(db, "run", *common, "--episodes", "24", "--batch", "learn")
-    cli(db, "run", *common, "--episodes", "16", "--split", "test", "--batch", "heldout")
-    cli(db, "analyze", "--batch", "learn")
-    cli(db, "compile")
-    cli(db, "replay", "--workers", "2")
-    return db
+def repository(readme_example) -> Path:
+    """The demo database after README's Example analysed, compiled and admitted."""
+    folder, played = readme_example
+    assert all(p.returncode == 0 for p in played), [p.command for p in played if p.returncode]
+    return folder / "workbench.db"
 
 
 @pytest.mark.slow
@@ -70,12 +59,13 @@ def test_first_closure_admits_artifacts_of_several_types(repository: Path):
 
 
 @pytest.mark.slow
-def test_the_active_repository_raises_held_out_success(repository: Path):
-    output = cli(repository, "run", "--like", "heldout", "--with-repo", "--workers", "2")
-    found = re.findall(r"(\d+)/(\d+) succeeded", output)
+def test_the_active_repository_raises_held_out_success(readme_example):
+    _, played = readme_example
+    [like] = [p.printed for p in played if "--like demo-test --with-repo" in p.command]
+    found = re.findall(r"(\d+)/(\d+) succeeded", like)
     (before, total), (after, _) = found
-    assert int(total) == 16 and int(after) > int(before), output
-    assert "paired:" in output
+    assert int(total) == 8 and int(after) > int(before), like
+    assert "paired:" in like
 
 
 @pytest.mark.slow
