@@ -12,7 +12,7 @@ from tui.widgets.step_detail import StepDetail
 
 async def open_compare(pilot, episode_id: str) -> CompareScreen:
     await settle(pilot)
-    pilot.app.open_trajectory(episode_id)
+    pilot.app.screen.open_trajectory(episode_id)
     await settle(pilot)
     await pilot.press("c")
     await settle(pilot)

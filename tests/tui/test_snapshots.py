@@ -35,7 +35,7 @@ def app_with_spans(tui_db):
 
 async def open_trajectory(pilot, episode_id="thermo-1-s2", step=6):
     await settle(pilot)
-    pilot.app.open_trajectory(episode_id, step)
+    pilot.app.screen.open_trajectory(episode_id, step)
     await settle(pilot)
 
 

@@ -20,7 +20,7 @@ def stored_spans(path) -> list[Span]:
 
 async def open_trajectory(pilot, step: int = 0) -> TrajectoryScreen:
     await settle(pilot)
-    pilot.app.open_trajectory(EPISODE, step)
+    pilot.app.screen.open_trajectory(EPISODE, step)
     await settle(pilot)
     return pilot.app.screen
 

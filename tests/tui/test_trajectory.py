@@ -12,7 +12,7 @@ from tui.widgets.step_list import KEEP_PAGES, PAGE
 
 async def open_episode(pilot, episode_id: str, step: int | None = None) -> TrajectoryScreen:
     await settle(pilot)
-    pilot.app.open_trajectory(episode_id, step)
+    pilot.app.screen.open_trajectory(episode_id, step)
     await settle(pilot)
     screen = pilot.app.screen
     assert isinstance(screen, TrajectoryScreen)

@@ -200,7 +200,12 @@ class RunsScreen(Screen[None]):
 
     @on(EpisodeTable.Opened)
     def _opened(self, event: EpisodeTable.Opened) -> None:
-        self.post_message(OpenTrajectory(event.episode_id, where=self.where))
+        self.open_trajectory(event.episode_id)
+
+    def open_trajectory(self, episode_id: str, step: int | None = None) -> None:
+        """Ask the app for ``episode_id``'s trajectory (at ``step``), ``H``/``L`` there walking
+        this screen's filter."""
+        self.post_message(OpenTrajectory(episode_id, step, self.where))
 
     def select_episode(self, episode_id: str) -> None:
         """Put the table's cursor on ``episode_id`` (the trajectory shown last: ``H``/``L``
@@ -246,7 +251,7 @@ class RunsScreen(Screen[None]):
 
     @on(SearchHits.Chosen)
     def _hit_chosen(self, event: SearchHits.Chosen) -> None:
-        self.post_message(OpenTrajectory(event.hit.episode_id, event.hit.index, self.where))
+        self.open_trajectory(event.hit.episode_id, event.hit.index)
 
     @on(FindBar.Closed, "#search")
     @on(SearchHits.Closed)
