@@ -6,12 +6,22 @@ import os
 from pathlib import Path
 from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from store import Store
+from store import EpisodeFilter, Store
 from tui.data import Session, StorePool
+from tui.navigation import (
+    OpenClusters,
+    OpenCompare,
+    OpenCompile,
+    OpenEvolution,
+    OpenManual,
+    OpenRepository,
+    OpenTrajectory,
+)
 from tui.screens.help import Help, HelpScreen
 from tui.screens.runs import RunsScreen
 
@@ -19,6 +29,10 @@ from tui.screens.runs import RunsScreen
 class WorkbenchApp(App[None]):
     """Triage trajectories: Runs → Trajectory (mark spans) → Compare, Clusters → Compile →
     Repository, over one SQLite file.
+
+    Screens never open each other: they post a :mod:`tui.navigation` message and the app
+    pushes the screen asked for (each screen's module is imported when it is first opened, so
+    the first paint pays only for Runs).
 
     Args:
         db_path: the workbench database.
@@ -89,6 +103,83 @@ class WorkbenchApp(App[None]):
             return
         help = getattr(self.screen, "HELP", None) or Help(self.TITLE, "", [])
         self.push_screen(HelpScreen(help))
+
+    # -- navigation -------------------------------------------------------------------------
+
+    def open_trajectory(
+        self, episode_id: str, step: int | None = None, where: EpisodeFilter | None = None
+    ) -> None:
+        """Push the Trajectory screen on ``episode_id``, its cursor on ``step``.
+
+        Args:
+            episode_id: the episode to show.
+            step: the step under the cursor at first (``None``: the first step).
+            where: the filter whose episodes ``H``/``L`` walk (``None``: every episode).
+        """
+        from tui.screens.trajectory import TrajectoryScreen
+
+        origin = self.screen
+
+        def closed(last: str | None) -> None:
+            if last and isinstance(origin, RunsScreen):
+                origin.select_episode(last)
+
+        self.push_screen(TrajectoryScreen(self.session, episode_id, where, start=step), closed)
+
+    def open_compare(
+        self,
+        episode_id: str,
+        where: EpisodeFilter | None = None,
+        success_id: str | None = None,
+    ) -> None:
+        """Push the Compare screen: ``episode_id`` beside a successful run.
+
+        Args:
+            episode_id: the episode to compare.
+            where: the filter the trajectories opened from the comparison walk with ``H``/``L``.
+            success_id: the success to compare with (``None``: the engine chooses one).
+        """
+        from tui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(self.session, episode_id, where, success_id))
+
+    @on(OpenTrajectory)
+    def _open_trajectory(self, event: OpenTrajectory) -> None:
+        self.open_trajectory(event.episode_id, event.step, event.where)
+
+    @on(OpenCompare)
+    def _open_compare(self, event: OpenCompare) -> None:
+        self.open_compare(event.episode_id, event.where, event.success_id)
+
+    @on(OpenClusters)
+    def _open_clusters(self) -> None:
+        from tui.screens.clusters import ClustersScreen
+
+        self.push_screen(ClustersScreen(self.session))
+
+    @on(OpenCompile)
+    def _open_compile(self, event: OpenCompile) -> None:
+        from tui.screens.compile import CompileScreen
+
+        self.push_screen(CompileScreen(self.session, cluster_id=event.cluster_id))
+
+    @on(OpenRepository)
+    def _open_repository(self, event: OpenRepository) -> None:
+        from tui.screens.repository import RepositoryScreen
+
+        self.push_screen(RepositoryScreen(self.session, version_id=event.version_id))
+
+    @on(OpenManual)
+    def _open_manual(self) -> None:
+        from tui.screens.manual import ManualScreen
+
+        self.push_screen(ManualScreen(self.session))
+
+    @on(OpenEvolution)
+    def _open_evolution(self) -> None:
+        from tui.screens.evolution import EvolutionScreen
+
+        self.push_screen(EvolutionScreen(self.session))
 
 
 def make_app(

@@ -24,10 +24,10 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store import Analysis, Cluster, EpisodeFilter
+from store import Analysis, Cluster
 from tui.cells import STATUS_STYLES
 from tui.data import Session
-from tui.screens.compare import CompareScreen
+from tui.navigation import OpenCompare, OpenCompile, OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
@@ -307,7 +307,7 @@ class ClustersScreen(Screen[None]):
     def _member_selected(self) -> None:
         member = self.member
         if member is not None:
-            self.open_trajectory(member.episode_id, member.start)
+            self.post_message(OpenTrajectory(member.episode_id, member.start))
 
     @on(DataTable.RowSelected, "#contrast-table")
     def _contrast_selected(self) -> None:
@@ -315,17 +315,7 @@ class ClustersScreen(Screen[None]):
         if member is None:
             self.notify("no member to compare", severity="warning")
         elif contrast is not None:
-            self.app.push_screen(
-                CompareScreen(self.session, member.episode_id, success_id=contrast)
-            )
-
-    def open_trajectory(self, episode_id: str, step: int | None = None) -> None:
-        """Push the Trajectory screen on ``episode_id`` (at ``step``)."""
-        from tui.screens.trajectory import TrajectoryScreen
-
-        self.app.push_screen(
-            TrajectoryScreen(self.session, episode_id, EpisodeFilter(), start=step)
-        )
+            self.post_message(OpenCompare(member.episode_id, success_id=contrast))
 
     def action_compare(self) -> None:
         member, cluster = self.member, self.cluster
@@ -336,15 +326,11 @@ class ClustersScreen(Screen[None]):
         if contrast is None:
             self.notify("no successful run to compare with", severity="warning")
             return
-        self.app.push_screen(CompareScreen(self.session, member.episode_id, success_id=contrast))
+        self.post_message(OpenCompare(member.episode_id, success_id=contrast))
 
     def action_compile(self) -> None:
-        from tui.screens.compile import CompileScreen
-
         cluster = self.cluster
-        self.app.push_screen(
-            CompileScreen(self.session, cluster_id=cluster.id if cluster else None)
-        )
+        self.post_message(OpenCompile(cluster.id if cluster else None))
 
     # -- review -----------------------------------------------------------------------------
 

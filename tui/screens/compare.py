@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, Static
 
 from store import Episode, EpisodeFilter, Step
 from tui.data import Session
+from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.alignment_table import LEGEND, AlignmentTable
@@ -190,6 +191,4 @@ class CompareScreen(Screen[None]):
             self._open(self.comparison.success.id, pair.success)
 
     def _open(self, episode_id: str, step: int | None) -> None:
-        from tui.screens.trajectory import TrajectoryScreen
-
-        self.app.push_screen(TrajectoryScreen(self.session, episode_id, self.where, start=step))
+        self.post_message(OpenTrajectory(episode_id, step, self.where))

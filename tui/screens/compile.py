@@ -18,15 +18,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store import (
-    ArtifactVersion,
-    Citation,
-    CompileAttempt,
-    EpisodeFilter,
-    InterventionSpec,
-)
+from store import ArtifactVersion, Citation, CompileAttempt, InterventionSpec
 from tui.cells import plural, status_text
 from tui.data import Session
+from tui.navigation import OpenRepository, OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
@@ -340,24 +335,12 @@ class CompileScreen(Screen[None]):
         if citation is None:
             self.notify("no evidence cited here", severity="warning")
         else:
-            self.open_trajectory(citation.episode_id, citation.start)
-
-    def open_trajectory(self, episode_id: str, step: int | None = None) -> None:
-        """Push the Trajectory screen on ``episode_id`` (at ``step``)."""
-        from tui.screens.trajectory import TrajectoryScreen
-
-        self.app.push_screen(
-            TrajectoryScreen(self.session, episode_id, EpisodeFilter(), start=step)
-        )
+            self.post_message(OpenTrajectory(citation.episode_id, citation.start))
 
     def action_repository(self) -> None:
-        from tui.screens.repository import RepositoryScreen
-
         spec = self.spec
         version = self.data.staged.get(spec.id) if spec and spec.id else None
-        self.app.push_screen(
-            RepositoryScreen(self.session, version_id=version.id if version else None)
-        )
+        self.post_message(OpenRepository(version.id if version else None))
 
     # -- compiling --------------------------------------------------------------------------
 

@@ -21,9 +21,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, MarkdownViewer, Static
 
-from store import EpisodeFilter, Manual, ManualRule, RuleEvent, Store
+from store import Manual, ManualRule, RuleEvent, Store
 from tui.cells import plural
 from tui.data import Session
+from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
@@ -405,17 +406,9 @@ class ManualScreen(Screen[None]):
 
     def _episode_checked(self, episode_id: str, step: int | None, found: bool) -> None:
         if found:
-            self.open_trajectory(episode_id, step)
+            self.post_message(OpenTrajectory(episode_id, step))
         else:
             self.notify(f"episode {episode_id} is not in this database", severity="warning")
-
-    def open_trajectory(self, episode_id: str, step: int | None = None) -> None:
-        """Push the Trajectory screen on ``episode_id`` (at ``step``)."""
-        from tui.screens.trajectory import TrajectoryScreen
-
-        self.app.push_screen(
-            TrajectoryScreen(self.session, episode_id, EpisodeFilter(), start=step)
-        )
 
     # -- formulating and building -----------------------------------------------------------
 

@@ -24,9 +24,10 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from store import ArtifactVersion, EpisodeFilter, Gate, LedgerEntry, Store
+from store import ArtifactVersion, Gate, LedgerEntry, Store
 from tui.cells import mark, plural, status_text
 from tui.data import Session
+from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
@@ -357,15 +358,7 @@ class RepositoryScreen(Screen[None]):
         if episode_id is None:
             self.notify(f"this case has not been replayed {side} yet", severity="warning")
         else:
-            self.open_trajectory(episode_id)
-
-    def open_trajectory(self, episode_id: str, step: int | None = None) -> None:
-        """Push the Trajectory screen on ``episode_id`` (at ``step``)."""
-        from tui.screens.trajectory import TrajectoryScreen
-
-        self.app.push_screen(
-            TrajectoryScreen(self.session, episode_id, EpisodeFilter(), start=step)
-        )
+            self.post_message(OpenTrajectory(episode_id))
 
     # -- admitting --------------------------------------------------------------------------
 

@@ -13,6 +13,15 @@ from textual.widgets import Footer, Header
 
 from store import EpisodeFilter, GroupStats, ListedEpisode, SearchHit
 from tui.data import FilterChoices, Session, filter_choices
+from tui.navigation import (
+    OpenClusters,
+    OpenCompare,
+    OpenCompile,
+    OpenEvolution,
+    OpenManual,
+    OpenRepository,
+    OpenTrajectory,
+)
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.episode_table import EpisodeTable
@@ -194,47 +203,33 @@ class RunsScreen(Screen[None]):
         self.open_trajectory(event.episode_id)
 
     def open_trajectory(self, episode_id: str, step: int | None = None) -> None:
-        """Push the Trajectory screen on ``episode_id`` (at ``step``)."""
-        from tui.screens.trajectory import TrajectoryScreen
+        """Ask the app for ``episode_id``'s trajectory (at ``step``), ``H``/``L`` there walking
+        this screen's filter."""
+        self.post_message(OpenTrajectory(episode_id, step, self.where))
 
-        def returned(last: str | None) -> None:
-            if last:
-                self.table.select_episode(last)
-
-        self.app.push_screen(
-            TrajectoryScreen(self.session, episode_id, self.where, start=step), returned
-        )
+    def select_episode(self, episode_id: str) -> None:
+        """Put the table's cursor on ``episode_id`` (the trajectory shown last: ``H``/``L``
+        there walk this screen's filter)."""
+        self.table.select_episode(episode_id)
 
     def action_clusters(self) -> None:
-        from tui.screens.clusters import ClustersScreen
-
-        self.app.push_screen(ClustersScreen(self.session))
+        self.post_message(OpenClusters())
 
     def action_compile(self) -> None:
-        from tui.screens.compile import CompileScreen
-
-        self.app.push_screen(CompileScreen(self.session))
+        self.post_message(OpenCompile())
 
     def action_repository(self) -> None:
-        from tui.screens.repository import RepositoryScreen
-
-        self.app.push_screen(RepositoryScreen(self.session))
+        self.post_message(OpenRepository())
 
     def action_manual(self) -> None:
-        from tui.screens.manual import ManualScreen
-
-        self.app.push_screen(ManualScreen(self.session))
+        self.post_message(OpenManual())
 
     def action_evolution(self) -> None:
-        from tui.screens.evolution import EvolutionScreen
-
-        self.app.push_screen(EvolutionScreen(self.session))
+        self.post_message(OpenEvolution())
 
     def action_compare(self) -> None:
-        from tui.screens.compare import CompareScreen
-
         if self.table.current is not None:
-            self.app.push_screen(CompareScreen(self.session, self.table.current))
+            self.post_message(OpenCompare(self.table.current))
 
     # -- search -----------------------------------------------------------------------------
 

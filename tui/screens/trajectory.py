@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, Static
 
 from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, Task
 from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
+from tui.navigation import OpenCompare
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.episode_table import outcome_badge
@@ -401,9 +402,7 @@ class TrajectoryScreen(Screen[str]):
     # -- elsewhere --------------------------------------------------------------------------
 
     def action_compare(self) -> None:
-        from tui.screens.compare import CompareScreen
-
-        self.app.push_screen(CompareScreen(self.session, self.episode_id, where=self.where))
+        self.post_message(OpenCompare(self.episode_id, self.where))
 
     def action_back(self) -> None:
         self.dismiss(self.episode_id)
