@@ -9,6 +9,7 @@ from store import ArtifactVersion, LedgerEntry, ReplayCase, Store
 from tests.admit.test_gates import rule_contract
 from workbench.admit.evidence import origin_of
 from workbench.admit.gates import LedgerMismatch, _write_ledger, replay_gate
+from workbench.executors import LocalPool
 from workbench.runner import AgentSpec, RunConfig, run_batch
 
 pytestmark = pytest.mark.slow
@@ -20,12 +21,12 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str]]:
     (different seeds and mistake rates): ``(path, [episode of the first, of the second])``."""
     path = str(tmp_path_factory.mktemp("replay") / "workbench.db")
     episodes = []
-    with Store(path) as store:
+    with Store(path) as store, LocalPool(1) as executor:
         for batch, seed, rates in (("first", 1, {}), ("second", 2, {"stop-early": 0.0})):
             config = RunConfig(
                 families=["find-living-thing"], episodes=1, seed=seed, agent=AgentSpec(rates=rates)
             )
-            report = run_batch(store, config, batch=batch, workers=1)
+            report = run_batch(store, config, batch=batch, executor=executor)
             episodes += store.episode_ids(report.batch_id)
     return path, episodes
 
@@ -60,7 +61,8 @@ def test_cases_from_two_run_configurations_are_all_judged(two_runs):
             "two-groups",
             [_case(store, first, "correction"), _case(store, second, "correction")],
         )
-        gate = replay_gate(store, version, workers=1)
+        with LocalPool(1) as executor:
+            gate = replay_gate(store, version, executor=executor)
         ledger = store.ledger(version.id)
     assert sorted(e.case for e in ledger) == sorted([first, second])
     assert all(e.baseline_episode and e.candidate_episode for e in ledger)
@@ -77,7 +79,8 @@ def test_under_the_ablation_the_preservation_cases_stay_in_the_ledger_unreplayed
             "ablated",
             [_case(store, first, "correction"), _case(store, second, "preservation")],
         )
-        gate = replay_gate(store, version, workers=1, preservation=False)
+        with LocalPool(1) as executor:
+            gate = replay_gate(store, version, executor=executor, preservation=False)
         ledger = {e.role: e for e in store.ledger(version.id)}
     assert len(ledger) == 2
     assert ledger["correction"].change != "pending"
