@@ -7,8 +7,10 @@ import pytest
 
 from store import ArtifactVersion, LedgerEntry, ReplayCase, Store
 from tests.admit.test_gates import rule_contract
+from tests.recording import RecordingExecutor
 from workbench.admit.evidence import origin_of
-from workbench.admit.gates import LedgerMismatch, _write_ledger, replay_gate
+from workbench.admit.gates import REPLAY_LIMITS, LedgerMismatch, _write_ledger, replay_gate
+from workbench.admit.repository import admit
 from workbench.executors import LocalPool
 from workbench.runner import AgentSpec, RunConfig, run_batch
 
@@ -96,3 +98,22 @@ def test_a_ledger_that_disagrees_with_the_plan_fails_loudly(two_runs):
         store.put_ledger(LedgerEntry(version_id=version.id, case=second, role="preservation"))
         with pytest.raises(LedgerMismatch, match="holds 2 case"):
             _write_ledger(store, version, {}, preservation=True)
+
+
+def test_every_episode_an_admission_replays_goes_through_the_callers_executor(two_runs):
+    path, (first, second) = two_runs
+    with Store(path) as store, LocalPool(1) as pool:
+        recording = RecordingExecutor(pool)
+        version = _staged(
+            store,
+            "recorded",
+            [_case(store, first, "correction"), _case(store, second, "preservation")],
+        )
+        admission = admit(store, version.id, executor=recording)
+        batches = [b.id for b in store.batches() if b.id.startswith(f"replay-v{version.id}-")]
+        stored = {(batch, episode) for batch in batches for episode in store.episode_ids(batch)}
+    assert admission.replay is not None
+    assert len(batches) == 4  # two run configurations, each without and with the candidate
+    sent = [(job.batch_id, job.planned.id) for job in recording.jobs]
+    assert sorted(sent) == sorted(stored) and len(sent) == 4
+    assert all(job.limits == REPLAY_LIMITS for job in recording.jobs)
