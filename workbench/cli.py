@@ -477,12 +477,7 @@ workers_option = click.option(
 )
 
 
-def _run_and_report(store: Store, config: RunConfig, batch: str | None, workers: int) -> RunReport:
-    with LocalPool(workers) as executor:
-        return _report_run(store, config, batch, executor)
-
-
-def _report_run(
+def _run_and_report(
     store: Store, config: RunConfig, batch: str | None, executor: Executor
 ) -> RunReport:
     try:
@@ -645,7 +640,8 @@ def run_command(
         if existing is None or existing.kind != "run":
             raise click.ClickException(f"no run batch {resume!r} to resume")
         config = RunConfig.model_validate(existing.params["config"])
-        _run_and_report(store, config, existing.name, workers)
+        with LocalPool(workers) as executor:
+            _run_and_report(store, config, existing.name, executor)
         return
     if not families:
         raise click.UsageError(
@@ -670,7 +666,8 @@ def run_command(
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
     )
-    _run_and_report(store, config, batch_name, workers)
+    with LocalPool(workers) as executor:
+        _run_and_report(store, config, batch_name, executor)
 
 
 def family_list(text: str) -> list[str]:
@@ -736,7 +733,8 @@ def _run_like(
     )
     suffix = "repo" if with_repo else "manual" if with_manual else "again"
     name = batch_name or f"{existing.name}-{suffix}"
-    report = _run_and_report(store, config, name, workers)
+    with LocalPool(workers) as executor:
+        report = _run_and_report(store, config, name, executor)
     paired = compare_runs(store, existing.id, report.batch_id)
     for label, successes in (
         (existing.name, paired.baseline_successes),
@@ -773,7 +771,7 @@ def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
     """Build a demo database offline: the scripted agent on real ScienceWorld tasks."""
     with LocalPool(workers) as executor:
         for name, config in demo_configs(train, test_):
-            _report_run(store, config, name, executor)
+            _run_and_report(store, config, name, executor)
     console.print(f"demo ready in {store.path}: try `workbench ls --failed` or `workbench stats`")
 
 
@@ -797,7 +795,7 @@ def tui_command(db_path: Path | None, workspace: str) -> None:
             errors.print(f"no database given: building the demo database {path} first")
             with open_store(path) as store, LocalPool(DEFAULT_WORKERS) as executor:
                 for name, config in demo_configs():
-                    _report_run(store, config, name, executor)
+                    _run_and_report(store, config, name, executor)
     open_store(path).close()  # the same one-line error as every other command for a bad file
     try:
         from tui.app import make_app
