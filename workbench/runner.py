@@ -4,8 +4,8 @@ A run is a batch whose parameters hold its configuration and its plan (one entry
 episode, with a deterministic id and seed). Each episode is sent as an :class:`EpisodeJob` to
 the :class:`Executor` the caller passes (:mod:`workbench.executors`: worker processes that keep
 their environment — one JVM for ScienceWorld — across episodes), and every finished episode is
-written at once, in its own transaction, by this process. Running a batch again skips the episodes it
-already holds, so a killed run resumes without duplicating or losing episodes.
+written at once, in its own transaction, by this process. Running a batch again skips the
+episodes it already holds, so a killed run resumes without duplicating or losing episodes.
 """
 
 from __future__ import annotations
