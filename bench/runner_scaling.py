@@ -16,16 +16,15 @@ import time
 from pathlib import Path
 
 from store import Store
-from workbench.runner import LocalPool, RunConfig, run_batch
+from workbench.executors import LocalPool
+from workbench.runner import RunConfig, run_batch
 
 
 def rate(config: RunConfig, workers: int, folder: Path) -> float:
     """Episodes per minute for one run of ``config`` on ``workers`` processes."""
-    with Store(folder / f"w{workers}.db") as store:
+    with Store(folder / f"w{workers}.db") as store, LocalPool(workers) as executor:
         started = time.perf_counter()
-        report = run_batch(
-            store, config, batch="bench", executor=LocalPool(config, workers, store.path)
-        )
+        report = run_batch(store, config, batch="bench", executor=executor)
         elapsed = time.perf_counter() - started
     assert report.finished == config.episodes
     return config.episodes / elapsed * 60

@@ -12,7 +12,8 @@ import pytest
 
 from store import EpisodeFilter, Store
 from workbench.agents.guidance import Guidance, RuleForm
-from workbench.runner import AgentSpec, InProcess, LocalPool, RunConfig, plan_run, run_batch
+from workbench.executors import InProcess, LocalPool
+from workbench.runner import AgentSpec, RunConfig, plan_run, run_batch
 
 SMALL = RunConfig(
     families=["find-living-thing", "use-thermometer"], episodes=4, seed=5, step_limit=40
@@ -39,7 +40,7 @@ def test_plan_is_deterministic_and_spreads_over_families(scienceworld):
 
 
 def test_run_records_episodes_with_steps_outcomes_and_ground_truth(store, scienceworld):
-    report = run_batch(store, SMALL, batch="r1", executor=InProcess(SMALL, None, env=scienceworld))
+    report = run_batch(store, SMALL, batch="r1", executor=InProcess(env=scienceworld))
     assert (report.planned, report.finished, report.skipped) == (4, 4, 0)
     for episode in store.episodes(EpisodeFilter(batch="r1")):
         steps = store.steps(episode.id)
@@ -58,9 +59,7 @@ def test_same_seed_and_guidance_give_the_same_trajectories(tmp_path, scienceworl
     runs = []
     for name in ("a", "b"):
         with Store(tmp_path / f"{name}.db") as store:
-            run_batch(
-                store, config, batch="same", executor=InProcess(config, None, env=scienceworld)
-            )
+            run_batch(store, config, batch="same", executor=InProcess(env=scienceworld))
             runs.append(trajectories(store, "same"))
     assert runs[0] == runs[1]
 
@@ -70,18 +69,23 @@ def test_guidance_in_the_config_reaches_the_agent(store, scienceworld):
         forms=[RuleForm(id="no-doors", when_action=r"open door to .*", response="veto")]
     )
     config = SMALL.model_copy(update={"agent": AgentSpec(rates={}), "guidance": veto_doors})
-    run_batch(store, config, batch="g", executor=InProcess(config, None, env=scienceworld))
+    run_batch(store, config, batch="g", executor=InProcess(env=scienceworld))
     episodes = store.episodes(EpisodeFilter(batch="g"))
     assert all(not e.outcome.success for e in episodes)
     assert all(e.metadata["guidance_uses"][0]["artifact"] == "no-doors" for e in episodes)
 
 
 def test_an_existing_batch_with_other_settings_is_refused(store, scienceworld):
-    run_batch(store, SMALL, batch="r", executor=InProcess(SMALL, None, env=scienceworld))
-    again = run_batch(store, SMALL, batch="r", executor=InProcess(SMALL, None, env=scienceworld))
+    run_batch(store, SMALL, batch="r", executor=InProcess(env=scienceworld))
+    again = run_batch(store, SMALL, batch="r", executor=InProcess(env=scienceworld))
     assert (again.skipped, again.finished) == (4, 0)
     with pytest.raises(ValueError, match="different configuration"):
-        run_batch(store, SMALL.model_copy(update={"seed": 6}), batch="r")
+        run_batch(
+            store,
+            SMALL.model_copy(update={"seed": 6}),
+            batch="r",
+            executor=InProcess(env=scienceworld),
+        )
 
 
 def test_a_crashing_agent_is_a_recorded_failure_and_the_run_goes_on(store, scienceworld, tmp_path):
@@ -92,9 +96,7 @@ def test_a_crashing_agent_is_a_recorded_failure_and_the_run_goes_on(store, scien
     config = SMALL.model_copy(
         update={"agent": AgentSpec(kind="command", cmd=[sys.executable, str(script)], timeout=20)}
     )
-    report = run_batch(
-        store, config, batch="crash", executor=InProcess(config, None, env=scienceworld)
-    )
+    report = run_batch(store, config, batch="crash", executor=InProcess(env=scienceworld))
     assert report.finished == 4 and report.failed == 4
     episode = store.episodes(EpisodeFilter(batch="crash"))[0]
     assert episode.outcome.message.startswith("Agent error:")
@@ -104,8 +106,9 @@ def test_a_crashing_agent_is_a_recorded_failure_and_the_run_goes_on(store, scien
 @pytest.mark.slow
 def test_worker_processes_record_the_same_episodes_as_one_process(store):
     """Each worker has its own JVM; gold paths kept in the store make their runs agree."""
-    run_batch(store, SMALL, batch="serial", executor=InProcess(SMALL, store.path))
-    run_batch(store, SMALL, batch="pooled", executor=LocalPool(SMALL, 2, store.path))
+    with InProcess() as serial, LocalPool(2) as pooled:
+        run_batch(store, SMALL, batch="serial", executor=serial)
+        run_batch(store, SMALL, batch="pooled", executor=pooled)
     assert trajectories(store, "pooled") == trajectories(store, "serial")
 
 
@@ -160,9 +163,7 @@ def test_the_llm_agent_runs_through_the_runner_with_logged_linked_calls(
             agent=AgentSpec(kind="openai"),
         )
         server.responder = lambda request: {"thought": "look first", "action": "look around"}
-        run_batch(
-            store, config, batch="llm", executor=InProcess(config, store.path, env=scienceworld)
-        )
+        run_batch(store, config, batch="llm", executor=InProcess(env=scienceworld))
         [episode] = store.episodes(EpisodeFilter(batch="llm"))
         assert episode.agent == "openai:test-model" and episode.n_steps == 7
         assert [s.action for s in store.steps(episode.id)][1:] == ["look around"] * 6

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import os
 import shlex
 import sqlite3
 import sys
@@ -33,12 +32,13 @@ from workbench.analyze.analyzer import analyze
 from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.cli_tables import Column, print_records
 from workbench.demo import DEMO_TEST, DEMO_TRAIN, demo_configs
+from workbench.executors import LOCAL_WORKERS, LocalPool
 from workbench.ingest import SAMPLES, IngestError, import_paths, jsonl
 from workbench.ingest import formats as ingest_formats
 from workbench.llm import ChatClient, ConfigError
 from workbench.llm.reasoner import Reasoner
 from workbench.progress import Cancelled
-from workbench.runner import AgentSpec, RunConfig, RunReport, run_batch
+from workbench.runner import AgentSpec, Executor, RunConfig, RunReport, run_batch
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -466,7 +466,7 @@ def export_command(store: Store, where: EpisodeFilter, fmt: str, out: Path | Non
     errors.print(f"exported {count} episode(s)")
 
 
-DEFAULT_WORKERS = min(2, os.cpu_count() or 1)
+DEFAULT_WORKERS = LOCAL_WORKERS
 
 workers_option = click.option(
     "--workers",
@@ -477,9 +477,11 @@ workers_option = click.option(
 )
 
 
-def _run_and_report(store: Store, config: RunConfig, batch: str | None, workers: int) -> RunReport:
+def _run_and_report(
+    store: Store, config: RunConfig, batch: str | None, executor: Executor
+) -> RunReport:
     try:
-        report = run_batch(store, config, batch=batch, workers=workers, progress=RichProgress())
+        report = run_batch(store, config, executor=executor, batch=batch, progress=RichProgress())
     except Cancelled:
         raise click.ClickException(
             "run cancelled; finished episodes are kept — run again to resume"
@@ -638,7 +640,8 @@ def run_command(
         if existing is None or existing.kind != "run":
             raise click.ClickException(f"no run batch {resume!r} to resume")
         config = RunConfig.model_validate(existing.params["config"])
-        _run_and_report(store, config, existing.name, workers)
+        with LocalPool(workers) as executor:
+            _run_and_report(store, config, existing.name, executor)
         return
     if not families:
         raise click.UsageError(
@@ -663,7 +666,8 @@ def run_command(
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
     )
-    _run_and_report(store, config, batch_name, workers)
+    with LocalPool(workers) as executor:
+        _run_and_report(store, config, batch_name, executor)
 
 
 def family_list(text: str) -> list[str]:
@@ -729,7 +733,8 @@ def _run_like(
     )
     suffix = "repo" if with_repo else "manual" if with_manual else "again"
     name = batch_name or f"{existing.name}-{suffix}"
-    report = _run_and_report(store, config, name, workers)
+    with LocalPool(workers) as executor:
+        report = _run_and_report(store, config, name, executor)
     paired = compare_runs(store, existing.id, report.batch_id)
     for label, successes in (
         (existing.name, paired.baseline_successes),
@@ -764,8 +769,9 @@ def _run_like(
 @db_option
 def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
     """Build a demo database offline: the scripted agent on real ScienceWorld tasks."""
-    for name, config in demo_configs(train, test_):
-        _run_and_report(store, config, name, workers)
+    with LocalPool(workers) as executor:
+        for name, config in demo_configs(train, test_):
+            _run_and_report(store, config, name, executor)
     console.print(f"demo ready in {store.path}: try `workbench ls --failed` or `workbench stats`")
 
 
@@ -787,9 +793,9 @@ def tui_command(db_path: Path | None, workspace: str) -> None:
         path = default_db_path()
         if not path.exists():
             errors.print(f"no database given: building the demo database {path} first")
-            with open_store(path) as store:
+            with open_store(path) as store, LocalPool(DEFAULT_WORKERS) as executor:
                 for name, config in demo_configs():
-                    _run_and_report(store, config, name, DEFAULT_WORKERS)
+                    _run_and_report(store, config, name, executor)
     open_store(path).close()  # the same one-line error as every other command for a bad file
     try:
         from tui.app import make_app

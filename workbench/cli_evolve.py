@@ -27,6 +27,7 @@ from workbench.cli_tables import Column, print_records
 from workbench.demo import demo_rates
 from workbench.envs.scienceworld import task_names
 from workbench.evolution.experiment import EvolveConfig, evolve
+from workbench.executors import LocalPool
 from workbench.progress import Cancelled
 from workbench.runner import AgentSpec
 
@@ -214,16 +215,17 @@ def evolve_command(
             console.print(escape(line), highlight=False)
 
     try:
-        checkpoints = evolve(
-            store.path,
-            name,
-            config,
-            lambda scoped: make_reasoner(scoped, reasoner_name),
-            regimes=list(regimes) or None,
-            workers=workers,
-            progress=RichProgress("checkpoints"),
-            on_checkpoint=shown,
-        )
+        with LocalPool(workers) as executor:
+            checkpoints = evolve(
+                store.path,
+                name,
+                config,
+                lambda scoped: make_reasoner(scoped, reasoner_name),
+                executor=executor,
+                regimes=list(regimes) or None,
+                progress=RichProgress("checkpoints"),
+                on_checkpoint=shown,
+            )
     except ValueError as error:
         raise click.ClickException(str(error)) from error
     except (Cancelled, KeyboardInterrupt):

@@ -22,6 +22,7 @@ from workbench.cli import (
     make_reasoner,
     reasoner_option,
 )
+from workbench.executors import LocalPool
 from workbench.llm import ModelError
 from workbench.manual.build import build
 from workbench.manual.builder import HeuristicBuilder
@@ -105,19 +106,21 @@ def manual_build(
         else HeuristicBuilder(store)
     )
     try:
-        report = build(
-            store,
-            builder,
-            config,
-            batch=batch_name,
-            n_max=n_max,
-            progress=RichProgress(),
-        )
+        with LocalPool(1) as executor:  # one episode at a time: each learns from the last
+            report = build(
+                store,
+                builder,
+                config,
+                executor=executor,
+                batch=batch_name,
+                n_max=n_max,
+                progress=RichProgress(),
+            )
     except Cancelled:
         raise click.ClickException(
             "build cancelled; recorded episodes and rules are kept — run again to resume"
         ) from None
-    except ValueError as error:
+    except (ValueError, RuntimeError) as error:
         raise click.ClickException(str(error)) from error
     outcomes = ", ".join(f"{n} {kind}" for kind, n in sorted(report.outcomes.items()))
     rules = store.manual_rules()

@@ -24,6 +24,7 @@ from workbench.cli import (
 from workbench.cli_tables import Column, print_records
 from workbench.compile.compiler import compile_run
 from workbench.compile.specs import claims_of
+from workbench.executors import LocalPool
 from workbench.progress import Cancelled
 
 STATUS_STYLE = {
@@ -196,30 +197,31 @@ def replay_command(store: Store, artifact: str | None, workers: int) -> None:
     targets = _targets(store, artifact)
     if not targets:
         raise click.ClickException("nothing is staged; stage candidates with `workbench compile`")
-    for version in targets:
-        console.print(
-            f"[bold]{escape(version.artifact)} v{version.version}[/] ({version.kind}, id {version.id})"
-        )
-        try:
-            result = admit(
-                store, version.id or 0, workers=workers, progress=RichProgress("episodes")
+    with LocalPool(workers) as executor:  # one pool for every version's replays
+        for version in targets:
+            console.print(
+                f"[bold]{escape(version.artifact)} v{version.version}[/] ({version.kind}, id {version.id})"
             )
-        except Cancelled:
-            raise click.ClickException(
-                "replay cancelled; replayed episodes are kept — run again to resume"
-            ) from None
-        except ValueError as error:
-            raise click.ClickException(str(error)) from error
-        for check in result.contract.checks:
-            mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
-            console.print(f"  contract {mark} {escape(check.name)}: {escape(check.detail)}")
-        if result.replay is not None:
-            for check in result.replay.checks:
+            try:
+                result = admit(
+                    store, version.id or 0, executor=executor, progress=RichProgress("episodes")
+                )
+            except Cancelled:
+                raise click.ClickException(
+                    "replay cancelled; replayed episodes are kept — run again to resume"
+                ) from None
+            except ValueError as error:
+                raise click.ClickException(str(error)) from error
+            for check in result.contract.checks:
                 mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
-                console.print(f"  replay   {mark} {escape(check.name)}: {escape(check.detail)}")
-            if "mcnemar_p" in result.replay.stats:
-                console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
-        console.print(f"  → {_status(result.status)}")
+                console.print(f"  contract {mark} {escape(check.name)}: {escape(check.detail)}")
+            if result.replay is not None:
+                for check in result.replay.checks:
+                    mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
+                    console.print(f"  replay   {mark} {escape(check.name)}: {escape(check.detail)}")
+                if "mcnemar_p" in result.replay.stats:
+                    console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
+            console.print(f"  → {_status(result.status)}")
 
 
 @main.group("repo")

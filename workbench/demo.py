@@ -8,7 +8,7 @@ import threading
 
 from store import Store
 from workbench.progress import Progress
-from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig, RunReport, run_batch
+from workbench.runner import DEMO_FAMILIES, AgentSpec, Executor, RunConfig, RunReport, run_batch
 
 DEMO_TRAIN, DEMO_TEST = 120, 40
 """Episodes the demo runs on train and on test variations by default."""
@@ -45,13 +45,13 @@ def build_demo(
     train: int = DEMO_TRAIN,
     test: int = DEMO_TEST,
     *,
+    executor: Executor,
     families: list[str] | None = None,
-    workers: int = 2,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> list[RunReport]:
-    """Run (or resume) the demo's batches into ``store``."""
+    """Run (or resume) the demo's batches into ``store``, playing them on ``executor``."""
     return [
-        run_batch(store, config, batch=name, workers=workers, progress=progress, cancel=cancel)
+        run_batch(store, config, executor=executor, batch=name, progress=progress, cancel=cancel)
         for name, config in demo_configs(train, test, families)
     ]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import FrameType
 
@@ -22,9 +24,28 @@ class Limits:
     """Address-space limit (an environment's JVM needs several gigabytes of it)."""
 
     def apply(self) -> None:
-        """Limit this process's memory (call it in the child, before the work)."""
+        """Limit this process's memory for good (call it in the child, before the work)."""
         limit = self.memory_mb * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    @contextlib.contextmanager
+    def applied(self) -> Iterator[None]:
+        """Run the block under these limits and lift them after it, so that one long-lived
+        worker process can run each unit of work under its own limits: the *soft*
+        address-space limit is lowered for the block and raised back (the hard limit is left
+        alone, so raising is allowed), and the time limit is armed in this (main) thread."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = self.memory_mb * 1024 * 1024
+        for bound in (soft, hard):  # never above a limit already in force
+            if bound != resource.RLIM_INFINITY:
+                limit = min(limit, bound)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+        self.arm()
+        try:
+            yield
+        finally:
+            self.disarm()
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
     def arm(self) -> None:
         """Raise :class:`TimeLimit` in this (main) thread after ``seconds``."""

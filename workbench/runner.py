@@ -1,17 +1,17 @@
 """Running agents on environments and recording the episodes.
 
 A run is a batch whose parameters hold its configuration and its plan (one entry per
-episode, with a deterministic id and seed). Episodes run in worker processes — each keeps one
-environment (one JVM for ScienceWorld) and reuses it — and every finished episode is written at
-once, in its own transaction, by this process. Running a batch again skips the episodes it
-already holds, so a killed run resumes without duplicating or losing episodes.
+episode, with a deterministic id and seed). Each episode is sent as an :class:`EpisodeJob` to
+the :class:`Executor` the caller passes (:mod:`workbench.executors`: worker processes that keep
+their environment — one JVM for ScienceWorld — across episodes), and every finished episode is
+written at once, in its own transaction, by this process. Running a batch again skips the
+episodes it already holds, so a killed run resumes without duplicating or losing episodes.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as futures
+import contextlib
 import hashlib
-import multiprocessing
 import random
 import threading
 import traceback
@@ -251,7 +251,7 @@ def _verdict(interaction: Interaction, success: bool, error: str) -> str:
     return f"Agent stopped before completing the task ({score})"
 
 
-# -- workers --------------------------------------------------------------------------------------
+# -- what a worker builds, and the executor seam -----------------------------------------------
 
 
 def build_env(config: RunConfig, db_path: str | None = None) -> Environment:
@@ -285,121 +285,38 @@ def build_agent(spec: AgentSpec, db_path: str | None, manual: str = "") -> Agent
     return LLMAgent.from_options(Store(db_path), options)
 
 
-_worker: dict[str, Any] = {}
-"""This process's environment and agent, built once and reused across episodes."""
+class EpisodeJob(BaseModel):
+    """One episode to play, with everything needed to play it anywhere (plain data, so it
+    crosses processes and machines)."""
 
+    model_config = ConfigDict(frozen=True)
 
-def _init_worker(config_json: str, db_path: str | None, limits: Limits | None = None) -> None:
-    if limits is not None:
-        limits.apply()
-    config = RunConfig.model_validate_json(config_json)
-    _worker.update(
-        config=config,
-        env=build_env(config, db_path),
-        agent=build_agent(config.agent, db_path, config.manual),
-        limits=limits,
-    )
-
-
-def _run_one(planned_json: str, batch_id: str) -> Played:
-    planned = PlannedEpisode.model_validate_json(planned_json)
-    limits: Limits | None = _worker.get("limits")
-    if limits is None:
-        return play_episode(_worker["env"], _worker["agent"], planned, _worker["config"], batch_id)
-    limits.arm()  # a TimeLimit inside the episode ends it as a failed episode
-    try:
-        return play_episode(_worker["env"], _worker["agent"], planned, _worker["config"], batch_id)
-    finally:
-        limits.disarm()
+    planned: PlannedEpisode
+    config: RunConfig
+    """The run configuration it is played with (environment, agent, guidance, manual)."""
+    batch_id: str
+    db_path: str | None = None
+    """The database the agent logs and caches its model calls in, and the environment keeps
+    its gold paths in (``None``: neither is kept)."""
+    limits: Limits | None = None
+    """Time and memory the episode may use (``None``: unlimited); episodes that follow
+    candidate artifacts carry them."""
 
 
 class Executor(Protocol):
-    """Runs episodes somewhere and yields them as they finish (the scale-out seam)."""
+    """Where episodes are played (the scale-out seam; :mod:`workbench.executors` holds the
+    implementations). The caller creates one, passes it to every stage that plays episodes —
+    any number of batches and run configurations, one batch at a time — and closes it."""
 
-    def run(
-        self, jobs: list[PlannedEpisode], batch_id: str
-    ) -> Iterator[tuple[PlannedEpisode, Played | BaseException]]:
-        """Yield ``(job, result or the exception that lost it)`` in completion order."""
+    def run(self, jobs: list[EpisodeJob]) -> Iterator[tuple[EpisodeJob, Played | BaseException]]:
+        """Play the jobs, each under its own limits; yield ``(job, the played episode or the
+        exception that lost it)`` in completion order. Closing the iterator early drops the
+        jobs not yet started and waits for those in flight."""
         ...
 
     def close(self) -> None:
-        """Stop workers, dropping jobs not yet started."""
+        """Stop the workers and close their environments."""
         ...
-
-
-class LocalPool:
-    """Worker processes on this machine (``spawn``: each builds its own JVM).
-
-    A worker that dies (e.g. its JVM crashes) breaks the pool; the pool is rebuilt and the
-    episodes in flight are retried once before they are recorded as lost.
-    """
-
-    def __init__(
-        self, config: RunConfig, workers: int, db_path: str | None, limits: Limits | None = None
-    ) -> None:
-        self.config, self.workers, self.db_path, self.limits = config, workers, db_path, limits
-        self._pool: futures.ProcessPoolExecutor | None = None
-
-    def _start(self) -> futures.ProcessPoolExecutor:
-        self._pool = futures.ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_init_worker,
-            initargs=(self.config.model_dump_json(), self.db_path, self.limits),
-        )
-        return self._pool
-
-    def run(
-        self, jobs: list[PlannedEpisode], batch_id: str
-    ) -> Iterator[tuple[PlannedEpisode, Played | BaseException]]:
-        retried: set[str] = set()
-        queue = list(jobs)
-        while queue:
-            pool = self._start()
-            pending = {pool.submit(_run_one, job.model_dump_json(), batch_id): job for job in queue}
-            queue = []
-            for done in futures.as_completed(pending):
-                job = pending[done]
-                try:
-                    yield job, done.result()
-                except futures.process.BrokenProcessPool as error:
-                    if job.id in retried:
-                        yield job, error
-                    else:
-                        retried.add(job.id)
-                        queue.append(job)
-                except Exception as error:  # e.g. a time limit outside the episode's own guard
-                    yield job, error
-            self.close()
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-
-
-class InProcess:
-    """Runs episodes one after another in this process (tests, debugging, one worker)."""
-
-    def __init__(
-        self, config: RunConfig, db_path: str | None, env: Environment | None = None
-    ) -> None:
-        self.config, self.db_path, self.env = config, db_path, env
-
-    def run(
-        self, jobs: list[PlannedEpisode], batch_id: str
-    ) -> Iterator[tuple[PlannedEpisode, Played | BaseException]]:
-        env = self.env or build_env(self.config, self.db_path)
-        agent = build_agent(self.config.agent, self.db_path, self.config.manual)
-        try:
-            for job in jobs:
-                yield job, play_episode(env, agent, job, self.config, batch_id)
-        finally:
-            if self.env is None:
-                env.close()
-
-    def close(self) -> None:
-        pass
 
 
 # -- a whole run -----------------------------------------------------------------------------------
@@ -452,13 +369,21 @@ def open_batch(
     return batch, plan
 
 
+def plan_batch(config: RunConfig, batch_id: str) -> list[PlannedEpisode]:
+    """A new batch's plan, read from an environment started for it (and closed)."""
+    env = build_env(config)
+    try:
+        return plan_run(config, env, batch_id)
+    finally:
+        env.close()
+
+
 def run_batch(
     store: Store,
     config: RunConfig,
     *,
+    executor: Executor,
     batch: str | None = None,
-    workers: int = 1,
-    executor: Executor | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     plan: list[PlannedEpisode] | None = None,
@@ -470,26 +395,19 @@ def run_batch(
     Args:
         store: where episodes go; its file is shared with the workers that log model calls.
         config: what to run.
+        executor: where episodes are played (the caller's; it stays open).
         batch: batch name; an existing run batch of that name is resumed.
-        workers: worker processes (1 runs in this process).
-        executor: where episodes run (default: a local process pool, or in-process for 1).
         progress: receives one unit per finished episode.
         cancel: set it to stop after the episodes in flight; finished ones stay recorded.
         plan: the episodes to run (default: planned from ``config``), e.g. a replay's cases.
         kind: the batch's kind (``replay`` for a candidate's replay).
-        limits: run every episode in a worker process under these limits, even with one
-            worker (episodes that follow candidate artifacts run this way).
+        limits: what each episode may use; they travel with every job to the executor
+            (episodes that follow candidate artifacts run under them).
     """
     progress = progress or NullProgress()
 
     def planner(batch_id: str) -> list[PlannedEpisode]:
-        if plan is not None:
-            return plan
-        env = build_env(config)
-        try:
-            return plan_run(config, env, batch_id)
-        finally:
-            env.close()
+        return plan if plan is not None else plan_batch(config, batch_id)
 
     record, planned = open_batch(store, batch, config, planner, kind)
     have = store.episode_ids(record.id)
@@ -498,32 +416,38 @@ def run_batch(
     if not todo:
         return report
     db_path = None if store.path == ":memory:" else store.path
-    executor = executor or (
-        InProcess(config, db_path)
-        if workers <= 1 and limits is None
-        else LocalPool(config, max(1, workers), db_path, limits)
-    )
+    jobs = [
+        EpisodeJob(planned=p, config=config, batch_id=record.id, db_path=db_path, limits=limits)
+        for p in todo
+    ]
     progress.start(len(todo), "running")
     try:
-        for job, result in executor.run(todo, record.id):
-            if isinstance(result, BaseException):
-                result = _lost(job, config, record.id, result)
-                report.lost.append(job.id)
-            task, episode, steps = result.records()
-            with store.transaction():
-                store.put_task(task)
-                store.add_episode(episode, steps)
-                store.link_calls(episode.metadata.get("call_ids", []), episode.id)
-            report.finished += 1
-            report.failed += not episode.outcome.success
-            if result.error:
-                report.errors[result.error] += 1
-            progress.advance(1, f"running ({report.failed} failed)")
-            check_cancel(cancel)
+        with contextlib.closing(executor.run(jobs)) as results:  # closing drops unstarted jobs
+            for job, result in results:
+                _record(store, report, job, result)
+                progress.advance(1, f"running ({report.failed} failed)")
+                check_cancel(cancel)
     finally:
-        executor.close()
         progress.finish()
     return report
+
+
+def _record(
+    store: Store, report: RunReport, job: EpisodeJob, result: Played | BaseException
+) -> None:
+    """Write one finished (or lost) episode in its own transaction and count it."""
+    if isinstance(result, BaseException):
+        result = _lost(job.planned, job.config, job.batch_id, result)
+        report.lost.append(job.planned.id)
+    task, episode, steps = result.records()
+    with store.transaction():
+        store.put_task(task)
+        store.add_episode(episode, steps)
+        store.link_calls(episode.metadata.get("call_ids", []), episode.id)
+    report.finished += 1
+    report.failed += not episode.outcome.success
+    if result.error:
+        report.errors[result.error] += 1
 
 
 def _lost(job: PlannedEpisode, config: RunConfig, batch_id: str, error: BaseException) -> Played:

@@ -10,6 +10,7 @@ import pytest
 from store import ArtifactVersion, Store
 from workbench.admit.gates import contract_gate
 from workbench.compile.contracts import RETURN_SCHEMA
+from workbench.executors import InProcess
 from workbench.runner import AgentSpec, RunConfig, run_batch
 
 pytestmark = pytest.mark.slow
@@ -24,7 +25,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, int]:
         config = RunConfig(
             families=["use-thermometer"], episodes=1, seed=3, agent=AgentSpec(rates={})
         )
-        report = run_batch(store, config, batch="clean")
+        with InProcess() as executor:
+            report = run_batch(store, config, batch="clean", executor=executor)
         [episode] = store.episode_ids(report.batch_id)
         step = next(
             s for s in store.steps(episode) if s.action.startswith("move ") and " box" in s.action

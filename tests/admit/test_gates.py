@@ -10,6 +10,7 @@ from store import ArtifactVersion, LedgerEntry, Store
 from workbench.admit.gates import conforms, contract_gate, judge
 from workbench.admit.repository import admit
 from workbench.compile.contracts import RETURN_SCHEMA
+from workbench.executors import LocalPool
 
 INSTRUCTION = "Your task is to boil water."
 CLOSED = "This room is called the hallway.\nYou also see:\n\tA door to the kitchen (that is closed)"
@@ -76,7 +77,8 @@ def test_a_rule_silent_on_its_positive_trigger_fails(store: Store):
 def test_a_malformed_artifact_is_rejected_before_any_replay(store: Store):
     contract = rule_contract(when_evidence="door to ({1}")
     version = staged(store, contract)
-    result = admit(store, version.id)
+    with LocalPool(1) as executor:
+        result = admit(store, version.id, executor=executor)
     assert result.status == "rejected" and result.replay is None
     assert [c.name for c in result.contract.checks if not c.passed] == ["patterns"]
     assert store.ledger(version.id) == []
@@ -164,10 +166,11 @@ def test_without_the_preservation_check_a_regression_does_not_block():
 
 def test_the_no_replay_gate_regime_admits_on_the_contract_gate_alone(store: Store):
     passing = staged(store, rule_contract())
-    admission = admit(store, passing.id, regime="no-replay-gate")
+    executor = LocalPool(1)  # never started: no replay under this regime
+    admission = admit(store, passing.id, executor=executor, regime="no-replay-gate")
     assert admission.status == "active" and admission.replay is None
     assert store.version(passing.id).replay_gate is None
     broken = rule_contract(when_evidence="(")  # does not compile: the contract gate still rules
     broken["name"] = broken["form"]["id"] = "broken-rule"
-    rejected = admit(store, staged(store, broken).id, regime="no-replay-gate")
+    rejected = admit(store, staged(store, broken).id, executor=executor, regime="no-replay-gate")
     assert rejected.status == "rejected"

@@ -7,8 +7,11 @@ import pytest
 
 from store import ArtifactVersion, LedgerEntry, ReplayCase, Store
 from tests.admit.test_gates import rule_contract
+from tests.recording import RecordingExecutor
 from workbench.admit.evidence import origin_of
-from workbench.admit.gates import LedgerMismatch, _write_ledger, replay_gate
+from workbench.admit.gates import REPLAY_LIMITS, LedgerMismatch, _write_ledger, replay_gate
+from workbench.admit.repository import admit
+from workbench.executors import LocalPool
 from workbench.runner import AgentSpec, RunConfig, run_batch
 
 pytestmark = pytest.mark.slow
@@ -20,12 +23,12 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, list[str]]:
     (different seeds and mistake rates): ``(path, [episode of the first, of the second])``."""
     path = str(tmp_path_factory.mktemp("replay") / "workbench.db")
     episodes = []
-    with Store(path) as store:
+    with Store(path) as store, LocalPool(1) as executor:
         for batch, seed, rates in (("first", 1, {}), ("second", 2, {"stop-early": 0.0})):
             config = RunConfig(
                 families=["find-living-thing"], episodes=1, seed=seed, agent=AgentSpec(rates=rates)
             )
-            report = run_batch(store, config, batch=batch, workers=1)
+            report = run_batch(store, config, batch=batch, executor=executor)
             episodes += store.episode_ids(report.batch_id)
     return path, episodes
 
@@ -60,7 +63,8 @@ def test_cases_from_two_run_configurations_are_all_judged(two_runs):
             "two-groups",
             [_case(store, first, "correction"), _case(store, second, "correction")],
         )
-        gate = replay_gate(store, version, workers=1)
+        with LocalPool(1) as executor:
+            gate = replay_gate(store, version, executor=executor)
         ledger = store.ledger(version.id)
     assert sorted(e.case for e in ledger) == sorted([first, second])
     assert all(e.baseline_episode and e.candidate_episode for e in ledger)
@@ -77,7 +81,8 @@ def test_under_the_ablation_the_preservation_cases_stay_in_the_ledger_unreplayed
             "ablated",
             [_case(store, first, "correction"), _case(store, second, "preservation")],
         )
-        gate = replay_gate(store, version, workers=1, preservation=False)
+        with LocalPool(1) as executor:
+            gate = replay_gate(store, version, executor=executor, preservation=False)
         ledger = {e.role: e for e in store.ledger(version.id)}
     assert len(ledger) == 2
     assert ledger["correction"].change != "pending"
@@ -93,3 +98,22 @@ def test_a_ledger_that_disagrees_with_the_plan_fails_loudly(two_runs):
         store.put_ledger(LedgerEntry(version_id=version.id, case=second, role="preservation"))
         with pytest.raises(LedgerMismatch, match="holds 2 case"):
             _write_ledger(store, version, {}, preservation=True)
+
+
+def test_every_episode_an_admission_replays_goes_through_the_callers_executor(two_runs):
+    path, (first, second) = two_runs
+    with Store(path) as store, LocalPool(1) as pool:
+        recording = RecordingExecutor(pool)
+        version = _staged(
+            store,
+            "recorded",
+            [_case(store, first, "correction"), _case(store, second, "preservation")],
+        )
+        admission = admit(store, version.id, executor=recording)
+        batches = [b.id for b in store.batches() if b.id.startswith(f"replay-v{version.id}-")]
+        stored = {(batch, episode) for batch in batches for episode in store.episode_ids(batch)}
+    assert admission.replay is not None
+    assert len(batches) == 4  # two run configurations, each without and with the candidate
+    sent = [(job.batch_id, job.planned.id) for job in recording.jobs]
+    assert sorted(sent) == sorted(stored) and len(sent) == 4
+    assert all(job.limits == REPLAY_LIMITS for job in recording.jobs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from store import ManualRule, Store
+from workbench.executors import InProcess
 from workbench.llm.reasoner import CaseStep
 from workbench.manual.build import build
 from workbench.manual.builder import BuildCase, HeuristicBuilder, build_rules, consolidate
@@ -101,8 +102,8 @@ def test_consolidation_merges_repeats_keeping_their_evidence_and_respects_the_li
 @pytest.mark.slow
 def test_building_alternates_episodes_and_rule_updates_and_resumes(db_path):
     config = RunConfig(families=["use-thermometer", "find-living-thing"], episodes=8, seed=1)
-    with Store(db_path) as store:
-        report = build(store, HeuristicBuilder(store), config, n_max=4)
+    with Store(db_path) as store, InProcess() as executor:
+        report = build(store, HeuristicBuilder(store), config, executor=executor, n_max=4)
         assert report.episodes == 8 and sum(report.outcomes.values()) == 8
         rules = store.manual_rules()
         assert 0 < len(rules) <= 4
@@ -111,7 +112,7 @@ def test_building_alternates_episodes_and_rule_updates_and_resumes(db_path):
         assert {e.actor for e in events} >= {"builder:heuristic"}
         assert all(e.episode_id for e in events if e.actor.startswith("builder"))
         assert store.library("skill")
-        again = build(store, HeuristicBuilder(store), config, n_max=4)
+        again = build(store, HeuristicBuilder(store), config, executor=executor, n_max=4)
         assert again.episodes == 0 and again.skipped == 8
 
 

@@ -9,6 +9,7 @@ import pytest
 from store import Store
 from tests.llm_server import serve
 from workbench.envs.scienceworld import ScienceWorld
+from workbench.executors import InProcess
 from workbench.llm import ChatClient
 from workbench.llm.openai_builder import BuildAnswer, CaseAnswer, RuleCall
 from workbench.llm.openai_reasoner import OpenAIReasoner
@@ -50,7 +51,13 @@ def test_the_llm_planner_reads_the_rules_the_model_builder_writes(db_path, monke
                     base_url=server.base_url,
                     backoff=0,
                 )
-                report = build(store, OpenAIReasoner(client).builder(), config, env=env, n_max=5)
+                report = build(
+                    store,
+                    OpenAIReasoner(client).builder(),
+                    config,
+                    executor=InProcess(env=env),
+                    n_max=5,
+                )
                 assert report.episodes == 2
                 rules = store.manual_rules()
                 assert {r.content for r in rules} == {RULE} and rules[0].id == "rule_1"

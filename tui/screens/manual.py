@@ -30,6 +30,7 @@ from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.executors import LocalPool
 from workbench.manual.build import BuildReport, build
 from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, formulate, parse_log_entry
@@ -459,10 +460,15 @@ class ManualScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="manual-build")
     def _build(self, cancel: threading.Event, progress: Progress) -> None:
         config = RunConfig(families=BUILD_FAMILIES, episodes=BUILD_EPISODES, seed=0)
-        with self.session.pool.store() as store:
+        with self.session.pool.store() as store, LocalPool(1) as executor:
             try:
                 report: BuildReport | str | None = build(
-                    store, HeuristicBuilder(store), config, progress=progress, cancel=cancel
+                    store,
+                    HeuristicBuilder(store),
+                    config,
+                    executor=executor,
+                    progress=progress,
+                    cancel=cancel,
                 )
             except Cancelled:
                 report = None

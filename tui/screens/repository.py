@@ -33,6 +33,7 @@ from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.record_table import Column, RecordTable
 from workbench.admit.repository import Admission, admit
+from workbench.executors import LocalPool
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -376,10 +377,10 @@ class RepositoryScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="repository-admit")
     def _admit(self, version_id: int, cancel: threading.Event, progress: Progress) -> None:
-        with self.session.pool.store() as store:
+        with self.session.pool.store() as store, LocalPool() as executor:
             try:
                 result: Admission | str | None = admit(
-                    store, version_id, progress=progress, cancel=cancel
+                    store, version_id, executor=executor, progress=progress, cancel=cancel
                 )
             except Cancelled:
                 result = None

@@ -43,10 +43,11 @@ from workbench.compile.contracts import (
 )
 from workbench.limits import ENVIRONMENT_LIMITS, Limits
 from workbench.progress import NullProgress, Progress
-from workbench.runner import PlannedEpisode, RunConfig, run_batch
+from workbench.runner import Executor, PlannedEpisode, RunConfig, run_batch
 
 REPLAY_LIMITS = Limits(seconds=600.0)
-"""Per replayed episode: candidate-following episodes run in worker processes under these."""
+"""Per replayed episode: every replay job carries these to the executor, which plays it under
+them (candidate-following episodes must not hang or exhaust their process)."""
 
 PROBES = 2
 """Skill and subagent success probes the contract gate executes (each costs an environment)."""
@@ -309,13 +310,14 @@ def replay_gate(
     store: Store,
     version: ArtifactVersion,
     *,
-    workers: int = 2,
+    executor: Executor,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     preservation: bool = True,
 ) -> Gate:
-    """Replay the version's cases without and with it, fill its ledger, and judge.
-    ``preservation=False`` (an ablation) replays and judges the correction set only."""
+    """Replay the version's cases without and with it on ``executor`` (every episode under
+    :data:`REPLAY_LIMITS`), fill its ledger, and judge. ``preservation=False`` (an ablation)
+    replays and judges the correction set only."""
     progress = progress or NullProgress()
     assert version.id is not None
     cases = [c for c in version.cases if preservation or c.role == "correction"]
@@ -361,7 +363,7 @@ def replay_gate(
                     batch=batch,
                     plan=plan,
                     kind="replay",
-                    workers=workers,
+                    executor=executor,
                     limits=REPLAY_LIMITS,
                     progress=_Forward(progress),
                     cancel=cancel,

@@ -35,6 +35,7 @@ from workbench.compile.contracts import (
     slug,
 )
 from workbench.progress import Progress
+from workbench.runner import Executor
 
 
 class ContractError(ValueError):
@@ -157,12 +158,13 @@ def admit(
     store: Store,
     version_id: int,
     *,
-    workers: int = 2,
+    executor: Executor,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     regime: Regime = "gated",
 ) -> Admission:
-    """Run both gates on a staged version and record the verdicts (active or rejected).
+    """Run both gates on a staged version and record the verdicts (active or rejected); the
+    replay gate plays its episodes on ``executor``.
 
     ``regime`` exists for ablations (``workbench evolve``): ``no-replay-gate`` admits on the
     contract gate alone, ``no-preservation`` replays the correction set only.
@@ -187,7 +189,7 @@ def admit(
     replay = replay_gate(
         store,
         version,
-        workers=workers,
+        executor=executor,
         progress=progress,
         cancel=cancel,
         preservation=regime != "no-preservation",

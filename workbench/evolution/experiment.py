@@ -46,7 +46,15 @@ from workbench.compile.compiler import compile_run, contract_of
 from workbench.compile.contracts import form_of
 from workbench.llm.reasoner import Reasoner
 from workbench.progress import NullProgress, Progress, check_cancel
-from workbench.runner import AgentSpec, PlannedEpisode, RunConfig, build_env, plan_run, run_batch
+from workbench.runner import (
+    AgentSpec,
+    Executor,
+    PlannedEpisode,
+    RunConfig,
+    build_env,
+    plan_run,
+    run_batch,
+)
 
 
 class EvolveConfig(BaseModel):
@@ -196,7 +204,8 @@ class Evolver:
     reasoner: Callable[[Store], Reasoner]
     """Builds the reasoner for one stretch of learning from the regime's store (the
     heuristic reads benign errors from the successes it can see)."""
-    workers: int = 2
+    executor: Executor
+    """Plays every episode: the stream's stretches, their replays and the held-out scoring."""
     progress: Progress | None = None
     cancel: threading.Event | None = None
 
@@ -218,7 +227,7 @@ class Evolver:
                 self.config.run(held_out=True, guidance=guidance),
                 batch=batch,
                 plan=_prefixed(self.heldout, batch),
-                workers=self.workers,
+                executor=self.executor,
                 progress=_Stage(self._outer, f"{regime} · checkpoint {position} · held-out"),
                 cancel=self.cancel,
             )
@@ -263,7 +272,7 @@ class Evolver:
                 self.config.run(held_out=False, guidance=active_guidance(store)),
                 batch=batch,
                 plan=_prefixed(self.stream[start:stop], batch),
-                workers=self.workers,
+                executor=self.executor,
                 progress=_Stage(self._outer, f"{label} · learning"),
                 cancel=self.cancel,
             )
@@ -293,7 +302,7 @@ class Evolver:
                 result = admit(
                     store,
                     version.id or 0,
-                    workers=self.workers,
+                    executor=self.executor,
                     progress=_Stage(self._outer, f"{label} · admitting {version.artifact}"),
                     cancel=self.cancel,
                     regime=regime,
@@ -425,17 +434,18 @@ def evolve(
     config: EvolveConfig,
     reasoner: Callable[[Store], Reasoner],
     *,
+    executor: Executor,
     regimes: list[Regime] | None = None,
-    workers: int = 2,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     on_checkpoint: Callable[[Checkpoint], None] | None = None,
 ) -> list[Checkpoint]:
     """Create (or resume) the experiment and run its missing checkpoints; returns all of
-    them, by regime (in the order of :data:`store.REGIMES`) then position."""
+    them, by regime (in the order of :data:`store.REGIMES`) then position. Every episode
+    is played on ``executor``."""
     with Store(db) as store:
         evolution = start_evolution(store, name, config)
-    evolver = Evolver(db, evolution, reasoner, workers, progress, cancel)
+    evolver = Evolver(db, evolution, reasoner, executor, progress, cancel)
     for checkpoint in evolver.run(list(regimes or REGIMES)):
         if on_checkpoint is not None:
             on_checkpoint(checkpoint)

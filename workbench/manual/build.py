@@ -11,18 +11,26 @@ episode, with the rule system as it was left.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from store import LibraryEntry, ManualRule, Store
+from store import Episode, LibraryEntry, ManualRule, Step, Store
 from workbench.agents.guidance import Guidance, RuleForm
-from workbench.envs.base import Environment
 from workbench.llm.reasoner import CaseStep
 from workbench.manual.builder import BuildCase, BuilderAnswer, Outcome
 from workbench.manual.operations import SUCCESS_ONLY, DeleteRule, UpdateRule, apply
 from workbench.progress import NullProgress, Progress, check_cancel
-from workbench.runner import RunConfig, build_agent, build_env, open_batch, plan_run, play_episode
+from workbench.runner import (
+    EpisodeJob,
+    Executor,
+    Played,
+    RunConfig,
+    error_summary,
+    open_batch,
+    plan_batch,
+)
 
 CONSOLIDATION_ROUNDS = 3
 """Most Consolidator rounds after one episode."""
@@ -99,38 +107,41 @@ def build(
     builder: Builder,
     config: RunConfig,
     *,
+    executor: Executor,
     batch: str = "manual-build",
     n_max: int = 12,
-    env: Environment | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> BuildReport:
-    """Run the building stage for ``config.episodes`` episodes (resumable by ``batch``)."""
+    """Run the building stage for ``config.episodes`` episodes (resumable by ``batch``), each
+    played on ``executor`` with the rules as they stand after the previous one.
+
+    Raises:
+        RuntimeError: the executor lost an episode (its worker died); nothing of it is
+            recorded, so building again resumes there.
+    """
     progress = progress or NullProgress()
     db_path = None if store.path == ":memory:" else store.path
-    own_env = env is None
-    env = env or build_env(config, db_path)
+    record, plan = open_batch(store, batch, config, lambda name: plan_batch(config, name))
+    have = store.episode_ids(record.id)
+    report = BuildReport(batch_id=record.id, skipped=len(have))
+    todo = [job for job in plan if job.id not in have]
+    progress.start(len(todo), "building rules")
     try:
-        record, plan = open_batch(store, batch, config, lambda name: plan_run(config, env, name))
-        have = store.episode_ids(record.id)
-        report = BuildReport(batch_id=record.id, skipped=len(have))
-        agent = build_agent(config.agent, db_path)
-        todo = [job for job in plan if job.id not in have]
-        progress.start(len(todo), "building rules")
-        for job in todo:
+        for planned in todo:
             check_cancel(cancel)
             rules = store.manual_rules()  # the rule system this episode runs with
-            note = library_note(store, job.family)
+            note = library_note(store, planned.family)
             guidance = _forms(rules)
-            manual = rules_text(rules, note)
-            if config.agent.kind != "scripted":  # a model reads every rule and the library
-                agent = build_agent(config.agent, db_path, manual)
-            played = play_episode(
-                env,
-                agent,
-                job,
-                config.model_copy(update={"guidance": guidance, "manual": manual}),
-                record.id,
+            # a model reads every rule and the library; the scripted agent follows the forms
+            episode_config = config.model_copy(
+                update={"guidance": guidance, "manual": rules_text(rules, note)}
+            )
+            played = _play(
+                executor,
+                EpisodeJob(
+                    planned=planned, config=episode_config, batch_id=record.id, db_path=db_path
+                ),
             )
             task, episode, steps = played.records()
             episode.metadata["manual_rules"] = [f.id for f in guidance.forms]
@@ -139,30 +150,51 @@ def build(
             with store.transaction():
                 store.put_task(task)
                 store.add_episode(episode, steps)
-            case = BuildCase(
-                episode_id=episode.id,
-                family=task.family,
-                instruction=task.instruction,
-                steps=[
-                    CaseStep(
-                        index=s.index, action=s.action, observation=s.observation, reward=s.reward
-                    )
-                    for s in steps
-                    if s.action
-                ],
-                success=bool(episode.outcome.success),
-                rules=rules,
-                fired=[u["artifact"] for u in episode.metadata.get("guidance_uses", [])],
-                thoughts={s.index: s.thought for s in steps if s.thought},
+            _learn(
+                store,
+                builder,
+                _case(task.family, task.instruction, episode, steps, rules),
+                report,
+                n_max,
             )
-            _learn(store, builder, case, report, n_max)
             report.episodes += 1
             progress.advance(1, f"building rules ({len(store.manual_rules())} rules)")
     finally:
         progress.finish()
-        if own_env:
-            env.close()
     return report
+
+
+def _play(executor: Executor, job: EpisodeJob) -> Played:
+    """One episode, played on the executor (the next one depends on what it teaches)."""
+    with contextlib.closing(executor.run([job])) as results:
+        for _, result in results:
+            if isinstance(result, BaseException):
+                raise RuntimeError(
+                    f"episode {job.planned.id} was lost ({error_summary(result)}); "
+                    "build again to resume"
+                ) from result
+            return result
+    raise RuntimeError(f"the executor returned nothing for episode {job.planned.id}")
+
+
+def _case(
+    family: str, instruction: str, episode: Episode, steps: list[Step], rules: list[ManualRule]
+) -> BuildCase:
+    """What the Builder reads of a played episode."""
+    return BuildCase(
+        episode_id=episode.id,
+        family=family,
+        instruction=instruction,
+        steps=[
+            CaseStep(index=s.index, action=s.action, observation=s.observation, reward=s.reward)
+            for s in steps
+            if s.action
+        ],
+        success=bool(episode.outcome.success),
+        rules=rules,
+        fired=[u["artifact"] for u in episode.metadata.get("guidance_uses", [])],
+        thoughts={s.index: s.thought for s in steps if s.thought},
+    )
 
 
 def _learn(

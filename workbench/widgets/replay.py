@@ -16,6 +16,7 @@ from store import ArtifactVersion, LedgerEntry, Store
 from workbench.admit.repository import admit
 from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.compile.compiler import compile_run
+from workbench.executors import LOCAL_WORKERS, LocalPool
 from workbench.progress import Cancelled
 from workbench.widgets import html
 
@@ -110,7 +111,8 @@ class ReplayPanel(widgets.VBox):
 
     Args:
         db: the database file.
-        workers: parallel replays during admission.
+        workers: parallel replays during admission (a local pool of that many workers,
+            started for each admission and closed after it).
 
     Attributes:
         version: the chosen artifact version; ``ledger``: its ledger as last read.
@@ -119,7 +121,7 @@ class ReplayPanel(widgets.VBox):
         running: whether a job is running.
     """
 
-    def __init__(self, db: str | os.PathLike[str], workers: int = 2) -> None:
+    def __init__(self, db: str | os.PathLike[str], workers: int = LOCAL_WORKERS) -> None:
         self.db = str(db)
         self.workers = workers
         self.store = Store(db)
@@ -215,9 +217,10 @@ class ReplayPanel(widgets.VBox):
         self._watched = chosen
 
         def job(store: Store) -> Any:
-            return admit(
-                store, chosen, workers=self.workers, progress=self.progress, cancel=self._cancel
-            )
+            with LocalPool(self.workers) as executor:
+                return admit(
+                    store, chosen, executor=executor, progress=self.progress, cancel=self._cancel
+                )
 
         return self._start(job, f"admitting version #{chosen}")
 
