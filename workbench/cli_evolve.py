@@ -28,13 +28,17 @@ from workbench.cli_tables import Column, print_records
 from workbench.demo import demo_rates
 from workbench.envs.registry import environment_plugin
 from workbench.evolution.experiment import EvolveConfig, evolve
+from workbench.plugins import PluginError
 from workbench.progress import Cancelled
 from workbench.runner import AgentSpec
 
 
 def _families(env: str, text: str, option: str) -> list[str]:
     families = family_list(text)
-    known = environment_plugin(env).families()
+    try:
+        known = environment_plugin(env).families()
+    except PluginError as error:
+        raise click.BadParameter(str(error), param_hint="--env") from error
     unknown = [f for f in families if f not in known]
     if unknown or not families:
         raise click.BadParameter(

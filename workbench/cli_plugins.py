@@ -15,6 +15,7 @@ import click
 from workbench.agents.registry import agent_names
 from workbench.envs.base import EnvironmentPlugin
 from workbench.envs.registry import default_environment, environment_names, environment_plugin
+from workbench.plugins import PluginError
 
 
 class Registered(click.Choice):
@@ -34,13 +35,17 @@ class Registered(click.Choice):
 
 
 class Lazy:
-    """An option's default read when needed, shown in ``--help`` by its value."""
+    """An option's default read when needed, shown in ``--help`` by its value; a plugin that
+    cannot be used is a usage error (one line)."""
 
     def __init__(self, read: Callable[[], str]) -> None:
         self.read = read
 
     def __call__(self) -> str:
-        return self.read()
+        try:
+            return self.read()
+        except PluginError as error:
+            raise click.UsageError(str(error)) from error
 
     def __str__(self) -> str:
         return self.read()

@@ -17,7 +17,11 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 
-class UnknownPlugin(ValueError):
+class PluginError(ValueError):
+    """A plugin that cannot be used, said in one line."""
+
+
+class UnknownPlugin(PluginError):
     """A name no installed package registers (the message lists the known ones)."""
 
 
@@ -49,12 +53,18 @@ class Plugins:
 
         Raises:
             UnknownPlugin: no installed package registers ``name``.
+            PluginError: its module cannot be imported or lacks the object.
         """
         entry = self.entries().get(name)
         if entry is None:
             known = ", ".join(self.names()) or "none installed"
             raise UnknownPlugin(f"unknown {self.noun} {name!r}; known: {known}")
-        return _load(entry)
+        try:
+            return _load(entry)
+        except Exception as error:
+            raise PluginError(
+                f"{self.noun} {name!r} cannot be loaded from {entry.value}: {error}"
+            ) from error
 
 
 @cache

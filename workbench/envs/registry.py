@@ -7,7 +7,7 @@ worlds are registered in its ``pyproject.toml`` exactly as another package regis
 from __future__ import annotations
 
 from workbench.envs.base import Environment, EnvironmentPlugin, EnvOptions
-from workbench.plugins import Plugins, UnknownPlugin
+from workbench.plugins import PluginError, Plugins, UnknownPlugin
 
 ENVIRONMENTS = Plugins("workbench.environments", "environment")
 """Every installed environment plugin, by name."""
@@ -37,11 +37,12 @@ def environment_plugin(name: str) -> EnvironmentPlugin:
 
     Raises:
         UnknownPlugin: no installed package registers ``name`` (the message lists the known).
-        TypeError: the entry point names something that is not an ``EnvironmentPlugin``.
+        PluginError: it cannot be loaded, or is not an ``EnvironmentPlugin``.
     """
     plugin = ENVIRONMENTS.load(name)
     if not isinstance(plugin, EnvironmentPlugin):
-        raise TypeError(f"environment {name!r} is registered as {plugin!r}, not a plugin")
+        entry = ENVIRONMENTS.entries()[name].value
+        raise PluginError(f"environment {name!r} ({entry}) is not an EnvironmentPlugin")
     return plugin
 
 
