@@ -2,7 +2,7 @@
 
 A run is a batch whose parameters hold its configuration and its plan (one entry per
 episode, with a deterministic id and seed). Episodes run in worker processes — each keeps one
-environment (and whatever simulator is behind it) and reuses it — and every finished episode is written at
+environment (with its simulator) and reuses it — and every finished episode is written at
 once, in its own transaction, by this process. Running a batch again skips the episodes it
 already holds, so a killed run resumes without duplicating or losing episodes.
 """

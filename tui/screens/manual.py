@@ -472,11 +472,7 @@ class ManualScreen(Screen[None]):
                 )
             except Cancelled:
                 report = None
-            except (
-                ValueError,
-                RuntimeError,
-                OSError,
-            ) as error:  # e.g. a simulator that cannot start
+            except (ValueError, RuntimeError, OSError) as error:  # e.g. no simulator runtime
                 report = str(error) or type(error).__name__
         deliver(self, self._built, report)
 

@@ -114,7 +114,7 @@ class GoldPaths(Protocol):
 
 @dataclass(frozen=True)
 class EnvOptions:
-    """What a run tells the environment it builds (plain data, the same in every worker)."""
+    """What a run tells the environment it builds (the same in every worker)."""
 
     step_limit: int = 100
     """Most actions per episode (recorded with every episode)."""
