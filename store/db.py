@@ -486,7 +486,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     # -- reference solutions -----------------------------------------------------------------
 
     def gold_path(self, key: str) -> list[str] | None:
-        """The stored reference solution of a task instance (e.g. ``scienceworld:boil:3``)."""
+        """The stored reference solution of a task instance (its task id, e.g. ``<env>:boil:3``)."""
         rows = self._rows("SELECT actions FROM gold_paths WHERE key = ?", (key,))
         return json.loads(rows[0][0]) if rows else None
 

@@ -35,10 +35,11 @@ class Task(Record):
     """One task an agent can be run on (a benchmark instance)."""
 
     id: str = Field(min_length=1)
-    """Stable id, unique across environments, e.g. ``scienceworld:boil:3``."""
+    """Stable id, unique across environments, e.g. ``<environment>:boil:3``."""
 
     environment: str = Field(min_length=1)
-    """Environment or benchmark the task belongs to, e.g. ``scienceworld`` or ``swe-bench``."""
+    """Environment or benchmark the task belongs to, e.g. an environment plugin's name or
+    ``swe-bench``."""
 
     family: str = ""
     """Task type or family (e.g. ``boil``); empty when the source does not say."""

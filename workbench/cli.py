@@ -30,6 +30,7 @@ from workbench.agents.guidance import Guidance
 from workbench.analyze.agreement import agreement
 from workbench.analyze.analyzer import analyze
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.cli_plugins import agent_choice, env_option
 from workbench.cli_tables import Column, print_records
 from workbench.demo import DEMO_TEST, DEMO_TRAIN, demo_configs
 from workbench.executors import LOCAL_WORKERS, LocalPool
@@ -525,14 +526,7 @@ def parse_rates(
 
 
 @main.command("run")
-@click.option(
-    "--env",
-    "env_name",
-    type=click.Choice(["scienceworld"]),
-    default="scienceworld",
-    show_default=True,
-    help="Environment.",
-)
+@env_option("Environment (any installed environment plugin).")
 @click.option(
     "--family", "families", help="Comma-separated task families, e.g. boil,use-thermometer."
 )
@@ -553,7 +547,7 @@ def parse_rates(
 @click.option(
     "--agent",
     "agent_kind",
-    type=click.Choice(["scripted", "openai", "command"]),
+    type=agent_choice(),
     default="scripted",
     show_default=True,
     help="Which agent acts.",
@@ -613,7 +607,7 @@ def parse_rates(
 @db_option
 def run_command(
     store: Store,
-    env_name: str,
+    env: str,
     families: str | None,
     split: str,
     episodes: int,
@@ -654,7 +648,7 @@ def run_command(
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
     manuals = store.manuals() if with_manual else []
     config = RunConfig(
-        env=env_name,
+        env=env,
         families=family_list(families),
         split=split,
         episodes=episodes,
@@ -768,7 +762,7 @@ def _run_like(
 @workers_option
 @db_option
 def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
-    """Build a demo database offline: the scripted agent on real ScienceWorld tasks."""
+    """Build a demo database offline: the scripted agent on the default environment's real tasks."""
     with LocalPool(workers) as executor:
         for name, config in demo_configs(train, test_):
             _run_and_report(store, config, name, executor)

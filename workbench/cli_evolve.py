@@ -23,28 +23,28 @@ from workbench.cli import (
     reasoner_option,
     workers_option,
 )
+from workbench.cli_plugins import env_option, families_default
 from workbench.cli_tables import Column, print_records
 from workbench.demo import demo_rates
-from workbench.envs.scienceworld import task_names
+from workbench.envs.registry import environment_plugin
 from workbench.evolution.experiment import EvolveConfig, evolve
 from workbench.executors import LocalPool
+from workbench.plugins import PluginError
 from workbench.progress import Cancelled
 from workbench.runner import AgentSpec
 
-EVOLVE_FAMILIES = "boil,find-living-thing,test-conductivity"
-"""The default stream and held-out families. use-thermometer is left out: ScienceWorld 1.2.3
-reports a different temperature on every load of the same variation, so the same agent on the
-same held-out case passes or fails by chance and the ledger would count noise as change."""
 
-
-def _families(text: str, option: str) -> list[str]:
+def _families(env: str, text: str, option: str) -> list[str]:
     families = family_list(text)
-    known = set(task_names())
+    try:
+        known = environment_plugin(env).families()
+    except PluginError as error:
+        raise click.BadParameter(str(error), param_hint="--env") from error
     unknown = [f for f in families if f not in known]
     if unknown or not families:
         raise click.BadParameter(
             f"unknown task famil{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown) or '(none given)'}; "
-            "see `workbench run --help` for ScienceWorld's families",
+            f"{env}'s families: {', '.join(known)}",
             param_hint=option,
         )
     return families
@@ -116,16 +116,10 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 
 
 @main.command("evolve")
-@click.option(
-    "--env",
-    type=click.Choice(["scienceworld"]),
-    default="scienceworld",
-    show_default=True,
-    help="Environment of the stream and the held-out set.",
-)
+@env_option("Environment of the stream and the held-out set.")
 @click.option(
     "--stream",
-    default=EVOLVE_FAMILIES,
+    default=families_default(lambda plugin: plugin.evolve_defaults()),
     show_default=True,
     help="Comma-separated families of the learning stream (train variations).",
 )
@@ -198,9 +192,9 @@ def evolve_command(
     set). The scripted agent plays; interrupted runs resume with the same command."""
     config = EvolveConfig(
         env=env,
-        stream=_families(stream, "--stream"),
+        stream=_families(env, stream, "--stream"),
         stream_size=stream_size,
-        heldout=_families(heldout or stream, "--heldout"),
+        heldout=_families(env, heldout or stream, "--heldout"),
         heldout_size=heldout_size,
         every=every,
         seed=seed,

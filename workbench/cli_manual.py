@@ -22,13 +22,14 @@ from workbench.cli import (
     make_reasoner,
     reasoner_option,
 )
+from workbench.cli_plugins import families_default
 from workbench.executors import LocalPool
 from workbench.llm import ModelError
 from workbench.manual.build import build
 from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, export, formulate
 from workbench.progress import Cancelled
-from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig
+from workbench.runner import AgentSpec, RunConfig
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 
@@ -42,7 +43,7 @@ def manual_group() -> None:
 @click.option(
     "--family",
     "families",
-    default=",".join(DEMO_FAMILIES),
+    default=families_default(lambda plugin: plugin.demo_families),
     show_default=True,
     help="Comma-separated training task families.",
 )

@@ -29,7 +29,7 @@ VERBS = re.compile(  # the action verbs of text environments, longest first
     r"^(open door to|go to|pick up|put down|focus on|look around|look at|move|pour|mix|use|"
     r"activate|deactivate|connect|disconnect|open|close|examine|read|wait1|wait|eat|drop|teleport to)\b"
 )
-"""Matches an action's verb phrase (ScienceWorld's and TextWorld-like action vocabularies)."""
+"""Matches an action's verb phrase (the action vocabularies of text worlds)."""
 
 Action = tuple[int, str]
 """A stored step index and that step's action text."""

@@ -1,14 +1,15 @@
-"""The demo database: the scripted agent on real ScienceWorld tasks, offline. The CLI's
-``workbench demo``, the terminal UI's first start and the example notebooks all build it
-here."""
+"""The demo database: the scripted agent on the default environment's real tasks, offline.
+The CLI's ``workbench demo``, the terminal UI's first start and the example notebooks all build
+it here."""
 
 from __future__ import annotations
 
 import threading
 
 from store import Store
+from workbench.envs.registry import default_environment, environment_plugin
 from workbench.progress import Progress
-from workbench.runner import DEMO_FAMILIES, AgentSpec, Executor, RunConfig, RunReport, run_batch
+from workbench.runner import AgentSpec, Executor, RunConfig, RunReport, run_batch
 
 DEMO_TRAIN, DEMO_TEST = 120, 40
 """Episodes the demo runs on train and on test variations by default."""
@@ -16,26 +17,39 @@ DEMO_TRAIN, DEMO_TEST = 120, 40
 
 def demo_rates() -> dict[str, float]:
     """The demo agent's mistake rates: the defaults, with deciding before measuring (the
-    failure AutoRefine's ScienceWorld pair is known for) as common as it is in LLM agents."""
+    failure AutoRefine's running example is known for) as common as it is in LLM agents."""
     from workbench.agents.scripted import DEFAULT_RATES
 
     return {**DEFAULT_RATES, "decide-before-measure": 0.2}
 
 
+def demo_families(env: str | None = None) -> list[str]:
+    """The families the demo plays in ``env`` (default: the workbench's default environment),
+    as its plugin suggests them."""
+    return list(environment_plugin(env or default_environment()).demo_families)
+
+
 def demo_configs(
-    train: int = DEMO_TRAIN, test: int = DEMO_TEST, families: list[str] | None = None
+    train: int = DEMO_TRAIN,
+    test: int = DEMO_TEST,
+    families: list[str] | None = None,
+    env: str | None = None,
 ) -> list[tuple[str, RunConfig]]:
-    """The demo's runs: the scripted agent on train and on test variations."""
+    """The demo's runs: the scripted agent on train and on test variations of ``env``
+    (default: the workbench's default environment)."""
     agent = AgentSpec(rates=demo_rates())
-    families = families or DEMO_FAMILIES
+    env = env or default_environment()
+    families = families or demo_families(env)
     return [
         (
             "demo-train",
-            RunConfig(families=families, split="train", episodes=train, seed=1, agent=agent),
+            RunConfig(
+                env=env, families=families, split="train", episodes=train, seed=1, agent=agent
+            ),
         ),
         (
             "demo-test",
-            RunConfig(families=families, split="test", episodes=test, seed=2, agent=agent),
+            RunConfig(env=env, families=families, split="test", episodes=test, seed=2, agent=agent),
         ),
     ]
 

@@ -5,7 +5,7 @@ An executor receives :class:`~workbench.runner.EpisodeJob`\\ s — each carries 
 episode, run configuration, database path and limits — so one executor serves any number of
 batches and configurations. Whatever plays a job does it through a :class:`Player`, which keeps
 the environment and the agent of the latest configuration (starting an environment is
-expensive: ScienceWorld starts a JVM) and applies the job's limits around the episode.
+expensive: a simulator may start a JVM) and applies the job's limits around the episode.
 
 - :class:`LocalPool` — worker processes on this machine, started on first use and kept until
   :meth:`LocalPool.close`.

@@ -3,7 +3,7 @@
 A run is a batch whose parameters hold its configuration and its plan (one entry per
 episode, with a deterministic id and seed). Each episode is sent as an :class:`EpisodeJob` to
 the :class:`Executor` the caller passes (:mod:`workbench.executors`: worker processes that keep
-their environment — one JVM for ScienceWorld — across episodes), and every finished episode is
+their environment — with its simulator — across episodes), and every finished episode is
 written at once, in its own transaction, by this process. Running a batch again skips the
 episodes it already holds, so a killed run resumes without duplicating or losing episodes.
 """
@@ -19,36 +19,19 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from store import Batch, Episode, Outcome, Source, Step, Store, Task, Usage
 from store.records import BatchKind, Split
-from workbench.agents.base import Agent, Interaction, OutOfSteps
+from workbench.agents.base import Agent, AgentSpec, Interaction, OutOfSteps
 from workbench.agents.guidance import Guidance
-from workbench.envs.base import Environment, EnvTask
+from workbench.agents.registry import make_agent
+from workbench.envs.base import Environment, EnvOptions, EnvTask
+from workbench.envs.registry import default_environment, make_environment
 from workbench.limits import Limits
 from workbench.progress import NullProgress, Progress, check_cancel
-
-DEMO_FAMILIES = ["boil", "use-thermometer", "find-living-thing", "test-conductivity"]
-"""The demo's families: AutoRefine's ScienceWorld pair (boil, use-thermometer) and two more."""
-
-
-class AgentSpec(BaseModel):
-    """How to build an agent inside a worker (plain data, so it crosses processes)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: Literal["scripted", "openai", "command"] = "scripted"
-    rates: dict[str, float] | None = None
-    """Scripted agent: probability of each mistake mode (default rates when ``None``)."""
-    cmd: list[str] = Field(default_factory=list)
-    """Command agent: the command line of the user's agent."""
-    timeout: float = 60.0
-    """Command agent: seconds to wait for each reply."""
-    model: str | None = None
-    """LLM agent: model name (default: ``WORKBENCH_MODEL``)."""
 
 
 class RunConfig(BaseModel):
@@ -56,7 +39,9 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    env: Literal["scienceworld"] = "scienceworld"
+    env: str = Field(default_factory=default_environment, min_length=1)
+    """The environment plugin's name (entry-point group ``workbench.environments``); the
+    workbench's own default when not given. Stored configurations always carry it."""
     families: list[str] = Field(min_length=1)
     split: Split = "train"
     episodes: int = Field(default=10, ge=1)
@@ -64,6 +49,7 @@ class RunConfig(BaseModel):
     seed: int = 0
     step_limit: int = Field(default=100, ge=1)
     simplifications: str = ""
+    """The environment's variant of its world, in its own syntax (empty: the standard one)."""
     agent: AgentSpec = Field(default_factory=AgentSpec)
     guidance: Guidance = Field(default_factory=Guidance)
     """Artifacts the agent follows (empty: none)."""
@@ -255,34 +241,17 @@ def _verdict(interaction: Interaction, success: bool, error: str) -> str:
 
 
 def build_env(config: RunConfig, db_path: str | None = None) -> Environment:
-    """The environment a run uses; with a database, gold paths are kept canonical in it."""
-    from workbench.envs.scienceworld import ScienceWorld
-
+    """The environment a run uses (its plugin builds it); with a database, gold paths are kept
+    canonical in it."""
     gold_paths = Store(db_path) if db_path else None
-    return ScienceWorld(
-        step_limit=config.step_limit, simplifications=config.simplifications, gold_paths=gold_paths
-    )
+    options = EnvOptions(config.step_limit, config.simplifications, gold_paths)
+    return make_environment(config.env, options)
 
 
 def build_agent(spec: AgentSpec, db_path: str | None, manual: str = "") -> Agent:
-    """The agent a spec describes (built inside the worker that runs it); an LLM agent also
-    reads ``manual`` in its prompt."""
-    if spec.kind == "scripted":
-        from workbench.agents.scripted import ScriptedAgent
-
-        return ScriptedAgent(spec.rates)
-    if spec.kind == "command":
-        from workbench.agents.command import CommandAgent
-
-        return CommandAgent(spec.cmd, timeout=spec.timeout)
-    from workbench.agents.llm import LLMAgent
-
-    if db_path is None:
-        raise ValueError("the LLM agent needs the database to log and cache its calls")
-    options: dict[str, Any] = {"manual": manual} if manual else {}
-    if spec.model:
-        options["model"] = spec.model
-    return LLMAgent.from_options(Store(db_path), options)
+    """The agent a spec describes, built by its plugin inside the worker that runs it; an
+    agent that reads a manual gets ``manual``."""
+    return make_agent(spec, db_path, manual)
 
 
 class EpisodeJob(BaseModel):

@@ -30,15 +30,14 @@ from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.demo import demo_families
 from workbench.executors import LocalPool
 from workbench.manual.build import BuildReport, build
 from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, formulate, parse_log_entry
 from workbench.progress import Cancelled, Progress
-from workbench.runner import DEMO_FAMILIES, RunConfig
+from workbench.runner import RunConfig
 
-BUILD_FAMILIES = DEMO_FAMILIES
-"""The task families ``b`` builds rules on (the demo's)."""
 BUILD_EPISODES = 10
 """Episodes one ``b`` plays (a build resumes where the last one stopped)."""
 
@@ -54,7 +53,7 @@ HELP = Help(
         ("f", "formulate the next manual version from the rules"),
         (
             "b",
-            f"build rules: {BUILD_EPISODES} episodes over {', '.join(BUILD_FAMILIES)} (minutes)",
+            f"build rules: {BUILD_EPISODES} episodes over {', '.join(demo_families())} (minutes)",
         ),
         ("escape  ctrl+x", "cancel a running build"),
     ],
@@ -459,7 +458,7 @@ class ManualScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="manual-build")
     def _build(self, cancel: threading.Event, progress: Progress) -> None:
-        config = RunConfig(families=BUILD_FAMILIES, episodes=BUILD_EPISODES, seed=0)
+        config = RunConfig(families=demo_families(), episodes=BUILD_EPISODES, seed=0)
         with self.session.pool.store() as store, LocalPool(1) as executor:
             try:
                 report: BuildReport | str | None = build(
@@ -472,7 +471,7 @@ class ManualScreen(Screen[None]):
                 )
             except Cancelled:
                 report = None
-            except (ValueError, RuntimeError, OSError) as error:  # e.g. no Java for ScienceWorld
+            except (ValueError, RuntimeError, OSError) as error:  # e.g. no simulator runtime
                 report = str(error) or type(error).__name__
         deliver(self, self._built, report)
 

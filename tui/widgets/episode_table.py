@@ -17,6 +17,7 @@ from textual.widgets import DataTable
 
 from store import ListedEpisode
 from tui.widgets.record_table import Column, RecordTable
+from workbench.envs.registry import task_label
 
 MARGIN = 50
 """Rows before the end of the loaded rows at which the next page is asked for."""
@@ -62,7 +63,7 @@ def episode_cells(episode: ListedEpisode) -> list[Text]:
         Text(("" if score is None else f"{score:g}").rjust(COLUMNS[1].width)),
         Text(str(episode.n_steps).rjust(COLUMNS[2].width)),
         Text(episode.family),
-        Text(episode.task_id.removeprefix("scienceworld:")),
+        Text(task_label(episode.task_id)),
         Text(episode.agent),
         Text(episode.id),
         Text(message),

@@ -55,14 +55,16 @@ def screen(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def probe(payload: dict[str, Any]) -> dict[str, Any]:
-    """Replay a recorded prefix on the real environment, then run a skill or subagent there."""
-    from workbench.envs.base import EnvTask
-    from workbench.envs.scienceworld import ScienceWorld
+    """Replay a recorded prefix on the real environment (the recorded run's, built by its
+    plugin), then run a skill or subagent there."""
+    from workbench.envs.base import EnvOptions, EnvTask
+    from workbench.envs.registry import make_environment
 
     form = FORM.validate_python(payload["form"])
     spec = Probe.model_validate(payload["probe"])
     task = payload["task"]
-    env = ScienceWorld(step_limit=task["step_limit"], simplifications=task["simplifications"])
+    options = EnvOptions(step_limit=task["step_limit"], simplifications=task["simplifications"])
+    env = make_environment(task["env"], options)
     try:
         reset = env.reset(EnvTask(task["family"], task["variation"], task["split"]), task["seed"])
         io = Interaction(env, reset, task["step_limit"])

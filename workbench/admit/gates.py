@@ -171,6 +171,7 @@ def _probe(
         "form": form_of(contract).model_dump(),
         "probe": probe.model_copy(update={"action": probe.action or at.action}).model_dump(),
         "task": {
+            "env": origin.config.env,
             "family": episode.family,
             "variation": origin.variation,
             "split": episode.split,

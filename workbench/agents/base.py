@@ -1,4 +1,5 @@
-"""What agents share: the interaction they act through, and the protocol they implement."""
+"""What agents share: the interaction they act through, the protocol they implement, and the
+plain-data spec their plugin builds them from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.agents.guidance import Evidence, Guidance
 from workbench.envs.base import Environment, Reset, Transition
@@ -150,4 +153,35 @@ class Agent(Protocol):
         self, interaction: Interaction, rng: random.Random, guidance: Guidance
     ) -> dict[str, Any]:
         """Act until done or out of steps; returns metadata to keep with the episode."""
+        ...
+
+
+class AgentSpec(BaseModel):
+    """How to build an agent inside a worker (plain data, so it crosses processes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str = Field(default="scripted", min_length=1)
+    """The agent plugin's name (entry-point group ``workbench.agents``)."""
+    rates: dict[str, float] | None = None
+    """Scripted agent: probability of each mistake mode (default rates when ``None``)."""
+    cmd: list[str] = Field(default_factory=list)
+    """Command agent: the command line of the user's agent."""
+    timeout: float = 60.0
+    """Command agent: seconds to wait for each reply."""
+    model: str | None = None
+    """LLM agent: model name (default: ``WORKBENCH_MODEL``)."""
+
+
+class AgentFactory(Protocol):
+    """What a package registers under the ``workbench.agents`` entry-point group."""
+
+    def __call__(self, spec: AgentSpec, db_path: str | None, manual: str) -> Agent:
+        """The agent ``spec`` describes, built in the worker that runs it.
+
+        Args:
+            spec: the run's agent settings.
+            db_path: the run's database file (``None`` in memory), e.g. to log model calls.
+            manual: the formulated manual an agent that reads one puts in its prompt.
+        """
         ...

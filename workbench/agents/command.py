@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from workbench.agents.base import Interaction, OutOfSteps
+from workbench.agents.base import AgentSpec, Interaction, OutOfSteps
 from workbench.agents.guidance import STOP, Guidance
 
 ECHO_AGENT = Path(__file__).resolve().parent / "examples" / "echo_agent.py"
@@ -141,6 +141,11 @@ class CommandAgent:
         if len(valid) <= self.max_valid_actions:
             return valid
         return io.sample_valid(valid, self.max_valid_actions, chars=10**9)
+
+
+def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> CommandAgent:
+    """The user's agent command from the spec (registered as ``command``)."""
+    return CommandAgent(spec.cmd, timeout=spec.timeout)
 
 
 class _Process:

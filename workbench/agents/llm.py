@@ -31,6 +31,7 @@ from store.records import LLMCall
 from workbench.agents.base import (
     ARTICLES,
     FIRST_ACTION_STEP,
+    AgentSpec,
     Interaction,
     OutOfSteps,
     words_of,
@@ -161,6 +162,17 @@ class LLMAgent:
         with contextlib.suppress(OutOfSteps):
             episode.play()
         return episode.metadata()
+
+
+def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> LLMAgent:
+    """The LLM agent on the configured endpoint, logging its calls to the run's database and
+    reading ``manual`` in its prompt (registered as ``openai``)."""
+    if db_path is None:
+        raise ValueError("the LLM agent needs the database to log and cache its calls")
+    options: dict[str, Any] = {"manual": manual} if manual else {}
+    if spec.model:
+        options["model"] = spec.model
+    return LLMAgent.from_options(Store(db_path), options)
 
 
 class _Episode:

@@ -1,11 +1,11 @@
 """The scripted baseline: follows the simulator's gold path but makes seeded, realistic mistakes.
 
-The mistakes are the kinds LLM agents make in ScienceWorld. Each mode fires in an episode with
+The mistakes are the kinds LLM agents make in text worlds. Each mode fires in an episode with
 its configured probability, at one eligible point of the plan chosen by the episode's seed:
 
 ============================  =================================================================
 ``closed-door``               walks to a room without opening the door first
-``wrong-focus``               focuses on the wrong object (ScienceWorld ends the run at −100)
+``wrong-focus``               focuses on the wrong object (a world may end the run at once)
 ``no-wait``                   does not wait for a state change to finish before going on
 ``decide-before-measure``     picks an answer box without measuring first (and guesses wrong)
 ``wrong-container``           moves a substance or object to the wrong container
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.agents.base import Interaction, OutOfSteps
+from workbench.agents.base import AgentSpec, Interaction, OutOfSteps
 from workbench.agents.guidance import (
     STOP,
     Act,
@@ -249,6 +249,12 @@ class ScriptedAgent:
         return {
             TRUTH_KEY: {"mistakes": run.fired, "prevented": run.prevented, "gold_length": len(gold)}
         }
+
+
+def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ScriptedAgent:
+    """The scripted agent with the spec's mistake rates (registered as ``scripted``; it reads
+    neither the database nor a manual)."""
+    return ScriptedAgent(spec.rates)
 
 
 class _Run:

@@ -31,7 +31,8 @@ _ERROR = re.compile(
     re.IGNORECASE,
 )
 CRITICAL_REWARD = -50.0
-"""A step reward at or below this is a critical failure (ScienceWorld gives −100)."""
+"""A step reward at or below this is a critical failure (worlds that end a run on a fatal
+action give −100)."""
 
 Evidence = Literal["error", "divergence", "end"]
 

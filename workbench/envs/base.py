@@ -1,7 +1,8 @@
-"""The small protocol every environment adapter speaks."""
+"""The small protocol every environment adapter speaks, and what its plugin registers."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,7 +23,7 @@ class EnvTask:
         return f"{self.family}:{self.variation}"
 
     def task_id(self, environment: str) -> str:
-        """The id its task is stored under, e.g. ``scienceworld:boil:3``."""
+        """The id its task is stored under: ``<environment>:<family>:<variation>``."""
         return f"{environment}:{self.key}"
 
 
@@ -35,7 +36,7 @@ class Reset:
     observation: str
     """The first observation."""
     info: dict[str, Any] = field(default_factory=dict)
-    """Environment facts to record with the episode (step limit, simplifications, ...)."""
+    """Environment facts to record with the episode (variation, simulator version, ...)."""
 
 
 @dataclass
@@ -53,7 +54,7 @@ class Environment(Protocol):
     """An interactive environment. Success is read from it, never from a model."""
 
     name: str
-    """Environment name recorded on tasks, e.g. ``scienceworld``."""
+    """Environment name recorded on tasks (its plugin's name)."""
 
     step_limit: int
     """Most actions an episode may take."""
@@ -97,3 +98,53 @@ class Environment(Protocol):
     def close(self) -> None:
         """Release the environment (e.g. stop its JVM)."""
         ...
+
+
+class GoldPaths(Protocol):
+    """Where canonical gold paths are kept (``Store`` implements it)."""
+
+    def gold_path(self, key: str) -> list[str] | None:
+        """The path kept for ``key`` (a task id), if any."""
+        ...
+
+    def put_gold_path(self, key: str, actions: list[str]) -> list[str]:
+        """Keep ``actions`` unless a path is already kept; return the kept one."""
+        ...
+
+
+@dataclass(frozen=True)
+class EnvOptions:
+    """What a run tells the environment it builds (the same in every worker)."""
+
+    step_limit: int = 100
+    """Most actions per episode (recorded with every episode)."""
+    simplifications: str = ""
+    """Variant of the world in the environment's own syntax; empty for the standard one."""
+    gold_paths: GoldPaths | None = None
+    """Where gold paths are kept canonical across episodes (the run's store), if anywhere."""
+
+
+@dataclass(frozen=True)
+class EnvironmentPlugin:
+    """What a package registers under the ``workbench.environments`` entry-point group.
+
+    It is all the engine, the command line and the user interfaces know of a world: everything
+    else goes through the :class:`Environment` that ``make`` returns. Building the plugin object
+    must stay cheap (no simulator import): it is loaded to list families and defaults.
+    """
+
+    name: str
+    """The name tasks are recorded under and ``--env`` chooses (the entry point's name)."""
+    make: Callable[[EnvOptions], Environment]
+    """Builds the environment of a run, of a worker or of a sandboxed check. A simulator
+    behind it should start on first use: planning a run only lists tasks."""
+    families: Callable[[], list[str]]
+    """Its task families, read without starting a simulator."""
+    demo_families: tuple[str, ...]
+    """Families the demo, ``manual build`` and the terminal UI's rule building play."""
+    evolve_families: tuple[str, ...] = ()
+    """Default stream and held-out families of ``workbench evolve`` (empty: the demo's)."""
+
+    def evolve_defaults(self) -> tuple[str, ...]:
+        """The families ``workbench evolve`` learns and scores on when none are given."""
+        return self.evolve_families or self.demo_families

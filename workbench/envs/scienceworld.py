@@ -19,10 +19,17 @@ import json
 import shutil
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from store.records import Split
-from workbench.envs.base import EnvTask, Reset, Transition
+from workbench.envs.base import (
+    EnvironmentPlugin,
+    EnvOptions,
+    EnvTask,
+    GoldPaths,
+    Reset,
+    Transition,
+)
 
 SUCCESS_SCORE = 100
 DEFAULT_STEP_LIMIT = 100
@@ -37,14 +44,6 @@ them (``scripts/scienceworld_splits.py`` regenerates the file; a test checks it)
 def splits() -> dict[str, dict[str, list[int]]]:
     """Variations per family and split, read without starting the simulator."""
     return json.loads(SPLITS_FILE.read_text())["splits"]
-
-
-class GoldPaths(Protocol):
-    """Where canonical gold paths are kept (``Store`` implements it)."""
-
-    def gold_path(self, key: str) -> list[str] | None: ...
-
-    def put_gold_path(self, key: str, actions: list[str]) -> list[str]: ...
 
 
 class _MemoryGoldPaths:
@@ -186,3 +185,21 @@ def _version() -> str:
     from importlib.metadata import version
 
     return version("scienceworld")
+
+
+def _make(options: EnvOptions) -> ScienceWorld:
+    return ScienceWorld(options.step_limit, options.simplifications, options.gold_paths)
+
+
+PLUGIN = EnvironmentPlugin(
+    name="scienceworld",
+    make=_make,
+    families=task_names,
+    demo_families=("boil", "use-thermometer", "find-living-thing", "test-conductivity"),
+    evolve_families=("boil", "find-living-thing", "test-conductivity"),
+)
+"""ScienceWorld as registered in the workbench's ``pyproject.toml``. The demo plays AutoRefine's
+pair (boil, use-thermometer) and two more. ``workbench evolve`` leaves use-thermometer out:
+ScienceWorld 1.2.3 reports a different temperature on every load of the same variation, so the
+same agent on the same held-out case passes or fails by chance and the ledger would count noise
+as change."""

@@ -1,4 +1,4 @@
-"""The repository-evolution experiment (AutoRefine's RQ3 on ScienceWorld, offline).
+"""The repository-evolution experiment (AutoRefine's RQ3, offline, in any environment).
 
 One ordered learning stream and one fixed held-out set are planned once and stored with the
 experiment. Each admission regime then walks the same stream in its own workspace: every
@@ -44,6 +44,7 @@ from workbench.agents.guidance import Guidance
 from workbench.analyze.analyzer import analyze
 from workbench.compile.compiler import compile_run, contract_of
 from workbench.compile.contracts import form_of
+from workbench.envs.registry import default_environment
 from workbench.llm.reasoner import Reasoner
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
@@ -62,7 +63,8 @@ class EvolveConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    env: str = "scienceworld"
+    env: str = Field(default_factory=default_environment, min_length=1)
+    """The environment plugin's name; the workbench's own default when not given."""
     stream: list[str] = Field(min_length=1)
     """Families of the learning stream (train variations, in a seeded order)."""
     stream_size: int = Field(default=60, ge=1)
@@ -83,6 +85,7 @@ class EvolveConfig(BaseModel):
     def run(self, held_out: bool, guidance: Guidance | None = None) -> RunConfig:
         """The run configuration of the stream (train) or of the held-out set (test)."""
         return RunConfig(
+            env=self.env,
             families=self.heldout if held_out else self.stream,
             split="test" if held_out else "train",
             episodes=self.heldout_size if held_out else self.stream_size,

@@ -239,7 +239,7 @@ def outcome_from(record: dict[str, Any], message: str = "") -> Outcome:
     """An outcome from the usual inline keys: a success flag and/or a score.
 
     When only a score is given, a score up to 1 succeeds only at 1 (rewards in [0, 1]; a
-    negative score fails) and a larger one only at 100 or more (percentages, as ScienceWorld).
+    negative score fails) and a larger one only at 100 or more (percentages).
     """
     success = next((record[k] for k in SUCCESS_KEYS if isinstance(record.get(k), bool)), None)
     score = next(

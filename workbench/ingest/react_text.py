@@ -1,6 +1,7 @@
 """ReAct-style plain-text logs, as agent scripts print them, also inside notebook outputs.
 
-Many agent scripts (ReAct runs on ALFWorld, ScienceWorld, HotpotQA and their descendants)
+Many agent scripts (ReAct runs on text games, household and science worlds, HotpotQA and
+their descendants)
 simply print their trajectories. This importer reads that text from a log file, or from the
 outputs of a Jupyter notebook's code cells (``.ipynb``), liberally:
 

@@ -29,7 +29,7 @@ STEP_KEYS = {
 
 
 def episode_label(episode: ListedEpisode | Episode) -> str:
-    """``✗ boil-0-s3 · scienceworld:boil:0 · 3 steps``."""
+    """``✗ boil-0-s3 · <environment>:boil:0 · 3 steps``."""
     success = episode.outcome.success
     badge = "?" if success is None else ("✓" if success else "✗")
     return f"{badge} {episode.id} · {episode.task_id} · {episode.n_steps} steps"
