@@ -5,10 +5,12 @@ here."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from store import Store
-from workbench.progress import Progress
-from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig, RunReport, run_batch
+if TYPE_CHECKING:  # the runner is imported when a demo is built: the CLI reads the sizes cheaply
+    from store import Store
+    from workbench.progress import Progress
+    from workbench.runner import RunConfig, RunReport
 
 DEMO_TRAIN, DEMO_TEST = 120, 40
 """Episodes the demo runs on train and on test variations by default."""
@@ -26,6 +28,8 @@ def demo_configs(
     train: int = DEMO_TRAIN, test: int = DEMO_TEST, families: list[str] | None = None
 ) -> list[tuple[str, RunConfig]]:
     """The demo's runs: the scripted agent on train and on test variations."""
+    from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig
+
     agent = AgentSpec(rates=demo_rates())
     families = families or DEMO_FAMILIES
     return [
@@ -51,6 +55,8 @@ def build_demo(
     cancel: threading.Event | None = None,
 ) -> list[RunReport]:
     """Run (or resume) the demo's batches into ``store``."""
+    from workbench.runner import run_batch
+
     return [
         run_batch(store, config, batch=name, workers=workers, progress=progress, cancel=cancel)
         for name, config in demo_configs(train, test, families)

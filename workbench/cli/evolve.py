@@ -4,31 +4,29 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from store import REGIMES, Checkpoint, Store
-from workbench.cli import (
+from workbench.cli.options import (
+    LazyChoice,
     RichProgress,
     console,
     db_option,
     errors,
     family_list,
-    main,
     make_reasoner,
     parse_rates,
     reasoner_option,
     workers_option,
 )
-from workbench.cli_tables import Column, print_records
-from workbench.demo import demo_rates
-from workbench.envs.scienceworld import task_names
-from workbench.evolution.experiment import EvolveConfig, evolve
-from workbench.progress import Cancelled
-from workbench.runner import AgentSpec
+from workbench.cli.tables import Column, print_records
+
+if TYPE_CHECKING:
+    from store import Checkpoint, Store
 
 EVOLVE_FAMILIES = "boil,find-living-thing,test-conductivity"
 """The default stream and held-out families. use-thermometer is left out: ScienceWorld 1.2.3
@@ -36,7 +34,16 @@ reports a different temperature on every load of the same variation, so the same
 same held-out case passes or fails by chance and the ledger would count noise as change."""
 
 
+def regimes() -> tuple[str, ...]:
+    """The admission regimes an experiment compares."""
+    from store import REGIMES
+
+    return REGIMES
+
+
 def _families(text: str, option: str) -> list[str]:
+    from workbench.envs.scienceworld import task_names
+
     families = family_list(text)
     known = set(task_names())
     unknown = [f for f in families if f not in known]
@@ -100,7 +107,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     """Per regime: pass rate from the reference to the last checkpoint, and the largest
     signed degradation seen."""
     lines = []
-    for regime in REGIMES:
+    for regime in regimes():
         own = [c for c in checkpoints if c.regime == regime]
         if len(own) < 2:
             continue
@@ -114,7 +121,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     return lines
 
 
-@main.command("evolve")
+@click.command("evolve")
 @click.option(
     "--env",
     type=click.Choice(["scienceworld"]),
@@ -157,7 +164,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 @click.option(
     "--regime",
     "regimes",
-    type=click.Choice(REGIMES),
+    type=LazyChoice(regimes),
     multiple=True,
     help="Admission regime (repeat for several) [default: all three].",
 )
@@ -195,6 +202,11 @@ def evolve_command(
     a fixed held-out set every N tasks, under each admission regime (gated: both gates;
     no-replay-gate: contract gate only; no-preservation: replay without the preservation
     set). The scripted agent plays; interrupted runs resume with the same command."""
+    from workbench.demo import demo_rates
+    from workbench.evolution.experiment import EvolveConfig, evolve
+    from workbench.progress import Cancelled
+    from workbench.runner import AgentSpec
+
     config = EvolveConfig(
         env=env,
         stream=_families(stream, "--stream"),

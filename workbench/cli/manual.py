@@ -7,42 +7,46 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
-from store import Store
-from workbench.cli import (
+from workbench.cli.options import (
     RichProgress,
     check_endpoint,
     console,
     db_option,
     family_list,
-    main,
     make_reasoner,
     reasoner_option,
 )
-from workbench.llm import ModelError
-from workbench.manual.build import build
-from workbench.manual.builder import HeuristicBuilder
-from workbench.manual.formulate import ManualError, diff, export, formulate
-from workbench.progress import Cancelled
-from workbench.runner import DEMO_FAMILIES, AgentSpec, RunConfig
+
+if TYPE_CHECKING:
+    from store import Store
+    from workbench.manual.formulate import ManualError
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 
 
-@main.group("manual")
+@click.group("manual")
 def manual_group() -> None:
     """The AutoManual manual: rules and active artifacts formulated into versioned Markdown."""
+
+
+def demo_families() -> list[str]:
+    """The demo's families: the building stage's default."""
+    from workbench.runner import DEMO_FAMILIES
+
+    return DEMO_FAMILIES
 
 
 @manual_group.command("build")
 @click.option(
     "--family",
     "families",
-    default=",".join(DEMO_FAMILIES),
-    show_default=True,
+    default=lambda: ",".join(demo_families()),
+    show_default="the demo's families",
     help="Comma-separated training task families.",
 )
 @click.option(
@@ -90,6 +94,11 @@ def manual_build(
     """Building stage: the Planner runs train episodes with the current rules (the scripted
     agent follows their executable forms, the LLM agent reads them all); after each, the
     Builder updates the rules and the skill/reflection libraries."""
+    from workbench.manual.build import build
+    from workbench.manual.builder import HeuristicBuilder
+    from workbench.progress import Cancelled
+    from workbench.runner import AgentSpec, RunConfig
+
     config = RunConfig(
         families=family_list(families),
         split="train",
@@ -137,6 +146,9 @@ def manual_build(
 def manual_formulate(store: Store, reasoner_name: str) -> None:
     """Group the rules by scenario, write introductions and store the manual as a new version
     (unchanged rules and artifacts keep the current version)."""
+    from workbench.llm import ModelError
+    from workbench.manual.formulate import ManualError, formulate
+
     reasoner = make_reasoner(store, reasoner_name)
     before = store.manuals()
     try:
@@ -176,6 +188,8 @@ def _failing(error: ManualError) -> click.ClickException:
 @db_option
 def manual_export(store: Store, out: Path, version: int | None) -> None:
     """Write a manual version to a Markdown file."""
+    from workbench.manual.formulate import ManualError, export
+
     try:
         manual = export(store, out, version)
     except ManualError as error:
@@ -191,6 +205,8 @@ def manual_export(store: Store, out: Path, version: int | None) -> None:
 @db_option
 def manual_diff(store: Store, v1: int, v2: int) -> None:
     """Show how manual version V2 differs from V1 (a unified diff)."""
+    from workbench.manual.formulate import ManualError, diff
+
     try:
         text = diff(store, v1, v2)
     except ManualError as error:
