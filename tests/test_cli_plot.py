@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import workbench.cli_plot  # noqa: F401  (registers the plot group on `main`)
 from store import Evolution, Store
 from tests.evolution.records import NAME, write_experiment
 from workbench.cli import main

@@ -15,7 +15,7 @@ from rich.text import Text
 from store import Batch, Episode, Outcome, Store, Task
 from tests.analyze.test_causes import SUCCESS, add
 from workbench.cli import main
-from workbench.cli_tables import Column, print_records, table_widths
+from workbench.cli.tables import Column, print_records, table_widths
 
 BATCH = "a-rather-long-run-batch-name-20261130T235356"
 AGENT = "command:python agents/my_agent.py --temperature 0.7"

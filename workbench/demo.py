@@ -5,11 +5,12 @@ it here."""
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from store import Store
-from workbench.envs.registry import default_environment, environment_plugin
-from workbench.progress import Progress
-from workbench.runner import AgentSpec, Executor, RunConfig, RunReport, run_batch
+if TYPE_CHECKING:  # the runner is imported when a demo is built: the CLI reads the sizes cheaply
+    from store import Store
+    from workbench.progress import Progress
+    from workbench.runner import Executor, RunConfig, RunReport
 
 DEMO_TRAIN, DEMO_TEST = 120, 40
 """Episodes the demo runs on train and on test variations by default."""
@@ -26,6 +27,8 @@ def demo_rates() -> dict[str, float]:
 def demo_families(env: str | None = None) -> list[str]:
     """The families the demo plays in ``env`` (default: the workbench's default environment),
     as its plugin suggests them."""
+    from workbench.envs.registry import default_environment, environment_plugin
+
     return list(environment_plugin(env or default_environment()).demo_families)
 
 
@@ -37,6 +40,9 @@ def demo_configs(
 ) -> list[tuple[str, RunConfig]]:
     """The demo's runs: the scripted agent on train and on test variations of ``env``
     (default: the workbench's default environment)."""
+    from workbench.envs.registry import default_environment
+    from workbench.runner import AgentSpec, RunConfig
+
     agent = AgentSpec(rates=demo_rates())
     env = env or default_environment()
     families = families or demo_families(env)
@@ -65,6 +71,8 @@ def build_demo(
     cancel: threading.Event | None = None,
 ) -> list[RunReport]:
     """Run (or resume) the demo's batches into ``store``, playing them on ``executor``."""
+    from workbench.runner import run_batch
+
     return [
         run_batch(store, config, executor=executor, batch=name, progress=progress, cancel=cancel)
         for name, config in demo_configs(train, test, families)

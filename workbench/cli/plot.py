@@ -7,22 +7,26 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
-from store import Store
-from workbench.cli import console, db_option, errors, main
-from workbench.evolution import evolution_series, latest_evolution
+from workbench.cli.options import console, db_option, errors
+
+if TYPE_CHECKING:
+    from store import Store
 
 
-@main.group("plot")
+@click.group("plot")
 def plot_group() -> None:
     """Figures of stored experiments as HTML (viewable offline) and PNG."""
 
 
 def _experiment(store: Store, name: str | None) -> str:
     """The experiment to draw: ``name``, or the newest; a clear error if there is none."""
+    from workbench.evolution import latest_evolution
+
     if name is None:
         latest = latest_evolution(store)
         if latest is None:
@@ -54,6 +58,8 @@ def plot_evolution(store: Store, name: str | None, out_dir: Path, no_png: bool) 
     Writes evolution.html (self-contained) and, unless --no-png, evolution.png with one PNG
     per panel; without a chromium for kaleido it writes the HTML alone and says why.
     """
+    from workbench.evolution import evolution_series
+
     name = _experiment(store, name)
     series = evolution_series(store, name)
     if not series:

@@ -4,37 +4,43 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from store import REGIMES, Checkpoint, Store
-from workbench.cli import (
+from workbench.cli.options import (
+    LazyChoice,
     RichProgress,
     console,
     db_option,
     errors,
     family_list,
-    main,
     make_reasoner,
     parse_rates,
     reasoner_option,
     workers_option,
 )
-from workbench.cli_plugins import env_option, families_default
-from workbench.cli_tables import Column, print_records
-from workbench.demo import demo_rates
-from workbench.envs.registry import environment_plugin
-from workbench.evolution.experiment import EvolveConfig, evolve
-from workbench.executors import LocalPool
-from workbench.plugins import PluginError
-from workbench.progress import Cancelled
-from workbench.runner import AgentSpec
+from workbench.cli.plugins import env_option, families_default
+from workbench.cli.tables import Column, print_records
+
+if TYPE_CHECKING:
+    from store import Checkpoint, Store
+
+
+def regime_names() -> tuple[str, ...]:
+    """The admission regimes an experiment compares."""
+    from store import REGIMES
+
+    return REGIMES
 
 
 def _families(env: str, text: str, option: str) -> list[str]:
+    from workbench.envs.registry import environment_plugin
+    from workbench.plugins import PluginError
+
     families = family_list(text)
     try:
         known = environment_plugin(env).families()
@@ -101,7 +107,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     """Per regime: pass rate from the reference to the last checkpoint, and the largest
     signed degradation seen."""
     lines = []
-    for regime in REGIMES:
+    for regime in regime_names():
         own = [c for c in checkpoints if c.regime == regime]
         if len(own) < 2:
             continue
@@ -115,7 +121,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     return lines
 
 
-@main.command("evolve")
+@click.command("evolve")
 @env_option("Environment of the stream and the held-out set.")
 @click.option(
     "--stream",
@@ -152,7 +158,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 @click.option(
     "--regime",
     "regimes",
-    type=click.Choice(REGIMES),
+    type=LazyChoice(regime_names),
     multiple=True,
     help="Admission regime (repeat for several) [default: all three].",
 )
@@ -190,6 +196,12 @@ def evolve_command(
     a fixed held-out set every N tasks, under each admission regime (gated: both gates;
     no-replay-gate: contract gate only; no-preservation: replay without the preservation
     set). The scripted agent plays; interrupted runs resume with the same command."""
+    from workbench.demo import demo_rates
+    from workbench.evolution.experiment import EvolveConfig, evolve
+    from workbench.executors import LocalPool
+    from workbench.progress import Cancelled
+    from workbench.runner import AgentSpec
+
     config = EvolveConfig(
         env=env,
         stream=_families(env, stream, "--stream"),

@@ -4,28 +4,25 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 from rich.text import Text
 
-from store import ArtifactVersion, InterventionSpec, Store
-from workbench.admit.repository import ContractError, admission_order, admit, export, stage_file
-from workbench.cli import (
+from workbench.cli.options import (
     RichProgress,
     console,
     db_option,
     errors,
-    main,
     make_reasoner,
     reasoner_option,
     workers_option,
 )
-from workbench.cli_tables import Column, print_records
-from workbench.compile.compiler import compile_run
-from workbench.compile.specs import claims_of
-from workbench.executors import LocalPool
-from workbench.progress import Cancelled
+from workbench.cli.tables import Column, print_records
+
+if TYPE_CHECKING:
+    from store import ArtifactVersion, InterventionSpec, Store
 
 STATUS_STYLE = {
     "active": "green",
@@ -62,6 +59,8 @@ def attempts_line(store: Store, spec: InterventionSpec) -> str:
 
 def show_spec(store: Store, spec: InterventionSpec) -> None:
     """A spec with every field's citations, then each attempt's obligation table."""
+    from workbench.compile.specs import claims_of
+
     console.print(
         f"[bold]spec {spec.id}[/] {_status(spec.status)} · {escape(spec.mechanism or '–')} · "
         f"clusters {', '.join(map(str, spec.clusters))} · {escape(', '.join(spec.families))}"
@@ -97,7 +96,7 @@ def show_spec(store: Store, spec: InterventionSpec) -> None:
             console.print(f"  had to close: {escape('; '.join(attempt.carried))}")
 
 
-@main.command("compile")
+@click.command("compile")
 @click.option("--run", "run_id", type=int, help="Analysis run (default: the latest).")
 @click.option(
     "--cluster", "cluster_id", type=int, help="Compile only the spec covering this cluster."
@@ -123,6 +122,9 @@ def compile_command(
             raise click.ClickException(f"no spec {spec_id} (see `workbench compile`)")
         show_spec(store, spec)
         return
+    from workbench.compile.compiler import compile_run
+    from workbench.progress import Cancelled
+
     reasoner = make_reasoner(store, reasoner_name)
     try:
         report = compile_run(
@@ -171,6 +173,8 @@ COMPILED_COLUMNS = [
 
 
 def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
+    from workbench.admit.repository import admission_order
+
     staged = store.versions(status="staged")
     if artifact is None:
         return admission_order(staged)
@@ -185,7 +189,7 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     return chosen
 
 
-@main.command("replay")
+@click.command("replay")
 @click.option(
     "--artifact",
     help="A version id, or an artifact name (its staged versions); default: every staged version.",
@@ -194,6 +198,10 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
 @db_option
 def replay_command(store: Store, artifact: str | None, workers: int) -> None:
     """Admit staged versions: contract gate, then paired replay on the real environment."""
+    from workbench.admit.repository import admit
+    from workbench.executors import LocalPool
+    from workbench.progress import Cancelled
+
     targets = _targets(store, artifact)
     if not targets:
         raise click.ClickException("nothing is staged; stage candidates with `workbench compile`")
@@ -224,7 +232,7 @@ def replay_command(store: Store, artifact: str | None, workers: int) -> None:
             console.print(f"  → {_status(result.status)}")
 
 
-@main.group("repo")
+@click.group("repo")
 def repo_group() -> None:
     """The artifact repository: versions, gate results, ledgers, export."""
 
@@ -326,6 +334,8 @@ def _ok(value: bool | None) -> str:
 @db_option
 def repo_export(store: Store, folder: Path) -> None:
     """Export the active repository: RULES.md, skills/<name>/SKILL.md, agents/<name>.md."""
+    from workbench.admit.repository import export
+
     try:
         written = export(store, folder)
     except (OSError, ValueError) as error:
@@ -340,6 +350,8 @@ def repo_export(store: Store, folder: Path) -> None:
 @db_option
 def repo_stage(store: Store, contract_file: Path, spec_id: int | None) -> None:
     """Stage a hand-written contract (JSON); it faces the same gates as compiled ones."""
+    from workbench.admit.repository import ContractError, stage_file
+
     try:
         version = stage_file(store, contract_file, spec_id)
     except ContractError as error:

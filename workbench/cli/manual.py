@@ -7,34 +7,30 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 
-from store import Store
-from workbench.cli import (
+from workbench.cli.options import (
     RichProgress,
     check_endpoint,
     console,
     db_option,
     family_list,
-    main,
     make_reasoner,
     reasoner_option,
 )
-from workbench.cli_plugins import families_default
-from workbench.executors import LocalPool
-from workbench.llm import ModelError
-from workbench.manual.build import build
-from workbench.manual.builder import HeuristicBuilder
-from workbench.manual.formulate import ManualError, diff, export, formulate
-from workbench.progress import Cancelled
-from workbench.runner import AgentSpec, RunConfig
+from workbench.cli.plugins import families_default
+
+if TYPE_CHECKING:
+    from store import Store
+    from workbench.manual.formulate import ManualError
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
 
 
-@main.group("manual")
+@click.group("manual")
 def manual_group() -> None:
     """The AutoManual manual: rules and active artifacts formulated into versioned Markdown."""
 
@@ -92,6 +88,12 @@ def manual_build(
     """Building stage: the Planner runs train episodes with the current rules (the scripted
     agent follows their executable forms, the LLM agent reads them all); after each, the
     Builder updates the rules and the skill/reflection libraries."""
+    from workbench.executors import LocalPool
+    from workbench.manual.build import build
+    from workbench.manual.builder import HeuristicBuilder
+    from workbench.progress import Cancelled
+    from workbench.runner import AgentSpec, RunConfig
+
     config = RunConfig(
         families=family_list(families),
         split="train",
@@ -141,6 +143,9 @@ def manual_build(
 def manual_formulate(store: Store, reasoner_name: str) -> None:
     """Group the rules by scenario, write introductions and store the manual as a new version
     (unchanged rules and artifacts keep the current version)."""
+    from workbench.llm import ModelError
+    from workbench.manual.formulate import ManualError, formulate
+
     reasoner = make_reasoner(store, reasoner_name)
     before = store.manuals()
     try:
@@ -180,6 +185,8 @@ def _failing(error: ManualError) -> click.ClickException:
 @db_option
 def manual_export(store: Store, out: Path, version: int | None) -> None:
     """Write a manual version to a Markdown file."""
+    from workbench.manual.formulate import ManualError, export
+
     try:
         manual = export(store, out, version)
     except ManualError as error:
@@ -195,6 +202,8 @@ def manual_export(store: Store, out: Path, version: int | None) -> None:
 @db_option
 def manual_diff(store: Store, v1: int, v2: int) -> None:
     """Show how manual version V2 differs from V1 (a unified diff)."""
+    from workbench.manual.formulate import ManualError, diff
+
     try:
         text = diff(store, v1, v2)
     except ManualError as error:

@@ -1,0 +1,172 @@
+"""``analyze`` and ``clusters``: failures analysed and grouped, a thin layer over
+:mod:`workbench.analyze`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+from rich.markup import escape
+from rich.text import Text
+
+from workbench.cli.options import (
+    SPLITS,
+    RichProgress,
+    check_filter,
+    console,
+    db_option,
+    errors,
+    make_reasoner,
+    reasoner_option,
+)
+from workbench.cli.tables import Column, print_records
+
+if TYPE_CHECKING:
+    from store import Store
+
+
+@click.command("analyze")
+@click.option("--batch", help="Only failures of this batch (id or name).")
+@click.option("--family", help="Only failures of this task family.")
+@click.option(
+    "--split",
+    type=click.Choice(SPLITS),
+    help="Only failures of this split (default: every split but the held-out test split).",
+)
+@reasoner_option
+@click.option(
+    "--new-run",
+    is_flag=True,
+    help="Start a new analysis run instead of continuing the latest one of this scope and reasoner.",
+)
+@click.option(
+    "--agreement",
+    "show_agreement",
+    is_flag=True,
+    help="Report agreement between analyzer and human causal spans (exact start, ±1 step, IoU) instead of analysing.",
+)
+@db_option
+def analyze_command(
+    store: Store,
+    batch: str | None,
+    family: str | None,
+    split: str | None,
+    reasoner_name: str,
+    new_run: bool,
+    show_agreement: bool,
+) -> None:
+    """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them.
+
+    Without --batch or --split, held-out (test) episodes and candidates' replays are left out."""
+    from store import EpisodeFilter
+    from workbench.analyze.agreement import agreement
+    from workbench.analyze.analyzer import analyze
+    from workbench.progress import Cancelled
+
+    where = EpisodeFilter(batch=batch, family=family, split=split)
+    check_filter(store, where)
+    if show_agreement:
+        rows = agreement(store, where)
+        if not rows:
+            raise click.ClickException(
+                "no episode has both a human and an analyzer causal span yet"
+            )
+        columns = [Column("scope")] + [
+            Column(name, justify="right")
+            for name in ("episodes", "exact start", "start ±1", "mean IoU")
+        ]
+        cells = [
+            [
+                row.key,
+                str(row.episodes),
+                f"{row.exact:.0%}",
+                f"{row.within_one:.0%}",
+                f"{row.iou:.2f}",
+            ]
+            for row in rows
+        ]
+        print_records(console, columns, cells)
+        return
+    reasoner = make_reasoner(store, reasoner_name)
+    try:
+        report = analyze(store, where, reasoner, new_run=new_run, progress=RichProgress())
+    except Cancelled:
+        raise click.ClickException(
+            "analysis cancelled; analysed failures are kept — run again to continue"
+        ) from None
+    console.print(
+        f"analysis run {report.run.id} ({report.run.reasoner}): {report.analyzed} failure(s) analysed"
+        + (f", {report.skipped} already analysed" if report.skipped else "")
+        + f"; {report.clusters} cluster(s), {report.deferred} deferred"
+    )
+    for reason in report.rejected:
+        errors.print(f"[yellow]rejected proposal:[/] {escape(reason)}")
+
+
+@click.command("clusters")
+@click.option("--run", "run_id", type=int, help="Analysis run (default: the latest).")
+@click.option(
+    "--show",
+    "cluster_id",
+    type=int,
+    help="Show one cluster: its members and contrastive successes.",
+)
+@db_option
+def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -> None:
+    """List failure clusters (supported first, largest first), or show one."""
+    if cluster_id is not None:
+        cluster = store.cluster(cluster_id)
+        if cluster is None:
+            raise click.ClickException(f"no cluster {cluster_id} (see `workbench clusters`)")
+        console.print(
+            f"[bold]cluster {cluster.id}[/] {cluster.status} · {escape(cluster.family)} · {len(cluster.members)} member(s)"
+        )
+        console.print(
+            f"trigger    {escape(cluster.trigger)}\ncorrection {escape(cluster.correction) or '–'}"
+        )
+        if cluster.reason:
+            console.print(f"[yellow]deferred:[/] {escape(cluster.reason)}")
+        for analysis_id in cluster.members:
+            a = store.analysis(analysis_id)
+            if a is not None:
+                console.print(
+                    f"  {escape(a.episode_id)} steps {a.start}..{a.end} conf {a.confidence:.2f} \\[{a.status}] {escape(a.change)}"
+                )
+        console.print(
+            "contrastive successes: " + (", ".join(escape(e) for e in cluster.contrasts) or "none")
+        )
+        return
+    runs = store.analysis_runs()
+    run = (
+        next((r for r in runs if r.id == run_id), None)
+        if run_id is not None
+        else (runs[0] if runs else None)
+    )
+    if run is None:
+        raise click.ClickException(
+            "no analysis run yet; run `workbench analyze`"
+            if run_id is None
+            else f"no analysis run {run_id}"
+        )
+    columns = [
+        Column("id", justify="right"),
+        Column("size", justify="right"),
+        Column("family"),
+        Column("status"),
+        Column("trigger", text=True),
+        Column("correction", text=True),
+        Column("reason", text=True),
+    ]
+    rows = [
+        [
+            str(c.id),
+            str(len(c.members)),
+            c.family,
+            Text(c.status, style="green" if c.status == "supported" else "yellow"),
+            c.trigger,
+            c.correction,
+            c.reason,
+        ]
+        for c in store.clusters(run.id)
+    ]
+    print_records(console, columns, rows, title=f"analysis run {run.id} ({run.reasoner})")

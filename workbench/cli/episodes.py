@@ -1,0 +1,310 @@
+"""Episode commands: ``import``, ``ls``, ``show``, ``search``, ``stats`` and ``export``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.markup import escape
+from rich.text import Text
+
+from workbench.cli.options import (
+    LazyChoice,
+    RichProgress,
+    console,
+    db_option,
+    errors,
+    filter_options,
+)
+from workbench.cli.tables import Column, print_records
+
+if TYPE_CHECKING:
+    from store import Episode, EpisodeFilter, Store
+
+
+def format_names() -> list[str]:
+    """The importers' names, in detection order."""
+    from workbench.ingest import formats
+
+    return formats.names()
+
+
+class ImportCommand(click.Command):
+    """``import``, whose help lists the importers (loaded when the help is shown)."""
+
+    def format_help_text(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        from workbench.ingest import formats
+
+        self.help = IMPORT_HELP + "\n".join(
+            f"  {i.name:<16} {i.description}" for i in formats.IMPORTERS
+        )
+        super().format_help_text(ctx, formatter)
+
+
+IMPORT_HELP = (
+    "Import trajectory files or folders of them, in one transaction: all or nothing. "
+    "Importing a file again adds nothing. The format is detected per file:\n\n\b\n"
+)
+
+
+@click.command("import", cls=ImportCommand)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    type=LazyChoice(format_names),
+    help="Force a format instead of detecting it per file.",
+)
+@click.option(
+    "--results",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Results or evaluation report to join outcomes from.",
+)
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Skip unreadable records (reported) instead of failing the import.",
+)
+@click.option(
+    "--batch", "batch_name", help="Batch name for the imported episodes (default: import-<time>)."
+)
+@click.option("--samples", is_flag=True, help="Import the sample logs shipped with the workbench.")
+@db_option
+def import_command(
+    store: Store,
+    paths: tuple[Path, ...],
+    fmt: str | None,
+    results: Path | None,
+    skip_bad: bool,
+    batch_name: str | None,
+    samples: bool,
+) -> None:
+    """Import trajectory files or folders of them, in one transaction: all or nothing.
+    Importing a file again adds nothing."""
+    from workbench.ingest import SAMPLES, IngestError, import_paths
+    from workbench.progress import Cancelled
+
+    targets = list(paths)
+    if samples:
+        targets.append(SAMPLES)
+        batch_name = batch_name or "samples"
+    if not targets:
+        raise click.UsageError("give files or folders to import, or --samples")
+    try:
+        report = import_paths(
+            store,
+            targets,
+            format=fmt,
+            results=results,
+            skip_bad=skip_bad,
+            batch=batch_name,
+            progress=RichProgress("bytes"),
+        )
+    except IngestError as error:
+        raise click.ClickException(f"{error}\nnothing was imported") from error
+    except Cancelled:
+        raise click.ClickException("import cancelled; nothing was imported") from None
+    for file in report.files:
+        if file.status == "ignored":
+            continue
+        line = f"{file.path}: {file.format or '?'}: "
+        line += {
+            "imported": f"{file.episodes} new episode(s)"
+            + (f", {file.existing} already present" if file.existing else ""),
+            "duplicate": "already imported, skipped",
+            "bad": "skipped (bad file)",
+        }[file.status]
+        console.print(escape(line), soft_wrap=True)
+    for reason in report.bad:
+        errors.print(f"[yellow]skipped:[/] {escape(reason)}")
+    summary = f"imported {report.episodes} episode(s)"
+    if report.batch_id:
+        summary += f" into batch {report.batch_id}"
+    if report.bad:
+        summary += f"; skipped {len(report.bad)} bad record(s)"
+    console.print(summary)
+
+
+def _outcome_cell(episode: Episode) -> str:
+    success = episode.outcome.success
+    if success is None:
+        return "[dim]?[/]"
+    return "[green]pass[/]" if success else "[red]FAIL[/]"
+
+
+LS_COLUMNS = [
+    Column("episode"),
+    Column("outcome"),
+    Column("score", justify="right"),
+    Column("family"),
+    Column("task"),
+    Column("agent"),
+    Column("steps", justify="right"),
+    Column("message", text=True),
+]
+
+
+@click.command("ls")
+@filter_options
+@click.option("--limit", default=50, show_default=True, help="At most this many rows (0 = all).")
+@db_option
+def ls_command(store: Store, where: EpisodeFilter, limit: int) -> None:
+    """List episodes, failures first."""
+    total = store.count_episodes(where)
+    episodes = store.listing(where, limit=limit or None)
+    rows = [
+        [
+            e.id,
+            Text.from_markup(_outcome_cell(e)),
+            "" if e.outcome.score is None else f"{e.outcome.score:g}",
+            e.family,
+            e.task_id,
+            e.agent,
+            str(e.n_steps),
+            e.outcome.message.splitlines()[0] if e.outcome.message else "",
+        ]
+        for e in episodes
+    ]
+    print_records(console, LS_COLUMNS, rows)
+    console.print(f"[dim]{len(episodes)} of {total} episode(s)[/]")
+
+
+def _parse_range(text: str | None, n_steps: int) -> tuple[int, int]:
+    if not text:
+        return 0, n_steps
+    start, sep, stop = text.partition(":")
+    try:
+        first = int(start) if start else 0
+        last = int(stop) if stop else n_steps
+    except ValueError:
+        raise click.BadParameter(
+            f"expected a:b (e.g. 0:10), got {text!r}", param_hint="--steps"
+        ) from None
+    if not sep:
+        last = first + 1
+    return first, last
+
+
+@click.command("show")
+@click.argument("episode_id")
+@click.option("--steps", "step_range", help="Steps a:b (b exclusive), e.g. 0:10 or 5: or 7.")
+@click.option("--raw", is_flag=True, help="Also print each step's original record.")
+@db_option
+def show_command(store: Store, episode_id: str, step_range: str | None, raw: bool) -> None:
+    """Show one episode: outcome, task, spans and steps."""
+    import json
+
+    episode = store.episode(episode_id)
+    if episode is None:
+        raise click.ClickException(f"no episode {episode_id!r} (see `workbench ls`)")
+    task = store.task(episode.task_id)
+    console.print(
+        f"[bold]{escape(episode.id)}[/]  {_outcome_cell(episode)}  score={episode.outcome.score}  steps={episode.n_steps}"
+    )
+    console.print(
+        f"task {escape(episode.task_id)}  family={escape(episode.family)}  split={episode.split}  agent={escape(episode.agent)}  batch={escape(episode.batch_id)}"
+    )
+    if task and task.instruction:
+        console.print(f"[bold]instruction[/] {escape(task.instruction)}")
+    if episode.outcome.message:
+        console.print(f"[bold]outcome[/] {escape(episode.outcome.message)}")
+    for span in store.spans(episode.id):
+        console.print(
+            f"[magenta]span {span.id}[/] {span.kind} {span.start}..{span.end} {escape(span.label)} ({escape(span.author)}) {escape(span.note)}"
+        )
+    first, last = _parse_range(step_range, episode.n_steps)
+    for step in store.steps(episode.id, first, last):
+        console.rule(
+            f"step {step.index} · {step.kind} · {step.role}"
+            + (f" · reward {step.reward:g}" if step.reward is not None else ""),
+            align="left",
+            style="dim",
+        )
+        for label, text in (
+            ("content", step.content),
+            ("thought", step.thought),
+            ("action", step.action),
+            ("observation", step.observation),
+        ):
+            if text:
+                console.print(f"[bold cyan]{label}[/] {escape(text)}")
+        if raw and step.raw is not None:
+            console.print(f"[bold]raw[/] {escape(json.dumps(step.raw, ensure_ascii=False))}")
+
+
+@click.command("search")
+@click.argument("query")
+@filter_options
+@click.option("--limit", default=20, show_default=True, help="At most this many hits.")
+@db_option
+def search_command(store: Store, query: str, where: EpisodeFilter, limit: int) -> None:
+    """Full-text search over step text (SQLite FTS5 syntax; plain words must all match)."""
+    hits = store.search(query, where, limit=limit)
+    columns = [Column("episode"), Column("step", justify="right"), Column("kind")]
+    columns.append(Column("match", text=True))
+    rows = [[h.episode_id, str(h.index), h.kind, h.snippet.replace("\n", " ")] for h in hits]
+    print_records(console, columns, rows)
+    console.print(f"[dim]{len(hits)} hit(s)[/]")
+
+
+@click.command("stats")
+@filter_options
+@click.option(
+    "--by",
+    "groups",
+    type=click.Choice(["family", "agent", "batch"]),
+    multiple=True,
+    help="Group by (repeatable; default: all three).",
+)
+@db_option
+def stats_command(store: Store, where: EpisodeFilter, groups: tuple[str, ...]) -> None:
+    """Success rates per family, agent and batch."""
+    for by in groups or ("family", "agent", "batch"):
+        columns = [Column(by)] + [
+            Column(name, justify="right")
+            for name in ("episodes", "passed", "failed", "unknown", "success rate")
+        ]
+        rows = [
+            [
+                row.key or "(none)",
+                str(row.episodes),
+                str(row.passed),
+                str(row.failed),
+                str(row.unknown),
+                "–" if row.success_rate is None else f"{row.success_rate:.1%}",
+            ]
+            for row in store.stats(by, where)  # type: ignore[arg-type]
+        ]
+        print_records(console, columns, rows, title=f"by {by}")
+
+
+@click.command("export")
+@filter_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl"]),
+    default="jsonl",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Output file (default: standard output).",
+)
+@db_option
+def export_command(store: Store, where: EpisodeFilter, fmt: str, out: Path | None) -> None:
+    """Export episodes (with tasks, batches, steps and spans) as workbench JSONL."""
+    from workbench.ingest import jsonl
+
+    if out is None:
+        count = jsonl.write(store, store.iter_episodes(where), sys.stdout)
+    else:
+        partial = out.with_name(out.name + ".partial")
+        with open(partial, "w", encoding="utf-8") as handle:
+            count = jsonl.write(store, store.iter_episodes(where), handle)
+        partial.replace(out)
+    errors.print(f"exported {count} episode(s)")

@@ -1,0 +1,294 @@
+"""Commands that play episodes: ``run`` and ``demo``."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+from rich.markup import escape
+
+from workbench.cli.options import (
+    RichProgress,
+    check_endpoint,
+    console,
+    db_option,
+    family_list,
+    parse_rates,
+    workers_option,
+)
+from workbench.cli.plugins import agent_choice, env_option
+from workbench.demo import DEMO_TEST, DEMO_TRAIN
+
+if TYPE_CHECKING:
+    from store import Store
+    from workbench.agents.guidance import Guidance
+    from workbench.runner import Executor, RunConfig, RunReport
+
+
+def run_and_report(
+    store: Store, config: RunConfig, batch: str | None, executor: Executor
+) -> RunReport:
+    """Run (or resume) a batch on ``executor``, printing its summary and each distinct error."""
+    from workbench.progress import Cancelled
+    from workbench.runner import run_batch
+
+    try:
+        report = run_batch(store, config, executor=executor, batch=batch, progress=RichProgress())
+    except Cancelled:
+        raise click.ClickException(
+            "run cancelled; finished episodes are kept — run again to resume"
+        ) from None
+    except (ValueError, RuntimeError) as error:
+        raise click.ClickException(str(error)) from error
+    done = f"batch {report.batch_id}: {report.finished} episode(s) run, {report.failed} failed"
+    if report.skipped:
+        done += f"; {report.skipped} already recorded (resumed)"
+    if report.lost:
+        done += f"; {len(report.lost)} lost to crashed workers (recorded as failed)"
+    console.print(done)
+    for error, count in report.errors.most_common():
+        console.print(f"  {count}× {escape(error)}", soft_wrap=True)
+    return report
+
+
+@click.command("run")
+@env_option("Environment (any installed environment plugin).")
+@click.option(
+    "--family", "families", help="Comma-separated task families, e.g. boil,use-thermometer."
+)
+@click.option(
+    "--split",
+    type=click.Choice(["train", "dev", "test"]),
+    default="train",
+    show_default=True,
+    help="The environment's variation split.",
+)
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Episodes to run (spread over the families).",
+)
+@click.option(
+    "--agent",
+    "agent_kind",
+    type=agent_choice(),
+    default="scripted",
+    show_default=True,
+    help="Which agent acts.",
+)
+@click.option(
+    "--cmd", help="Command agent: the command line of your agent (JSON lines on stdin/stdout)."
+)
+@click.option("--model", help="LLM agent: model name [default: env WORKBENCH_MODEL].")
+@click.option(
+    "--rate",
+    "rates",
+    multiple=True,
+    help="Scripted agent: MODE=P mistake probability (repeatable).",
+)
+@click.option(
+    "--guidance",
+    "guidance_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSON file of guidance (rules, skills, subagents) the agent follows.",
+)
+@click.option(
+    "--with-repo",
+    is_flag=True,
+    help="The agent follows the active artifact repository (see `workbench repo ls`).",
+)
+@click.option(
+    "--with-manual",
+    is_flag=True,
+    help="The agent follows the manual's rules that have an executable form (see `workbench manual build`).",
+)
+@workers_option
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Run seed (episode seeds derive from it).",
+)
+@click.option(
+    "--step-limit",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="Most actions per episode.",
+)
+@click.option(
+    "--batch",
+    "batch_name",
+    help="Batch name; an existing run batch with the same settings resumes.",
+)
+@click.option("--resume", "resume", help="Resume the named run batch with its stored settings.")
+@click.option(
+    "--like",
+    "like",
+    help="Repeat this run batch's plan (same tasks and seeds) and compare the two, paired.",
+)
+@db_option
+def run_command(
+    store: Store,
+    env: str,
+    families: str | None,
+    split: str,
+    episodes: int,
+    agent_kind: str,
+    cmd: str | None,
+    model: str | None,
+    rates: tuple[str, ...],
+    guidance_file: Path | None,
+    with_repo: bool,
+    with_manual: bool,
+    workers: int,
+    seed: int,
+    step_limit: int,
+    batch_name: str | None,
+    resume: str | None,
+    like: str | None,
+) -> None:
+    """Run an agent on environment tasks and record every episode (resumable, parallel)."""
+    from workbench.executors import LocalPool
+    from workbench.runner import AgentSpec, RunConfig
+
+    if like:
+        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, workers)
+        return
+    if resume:
+        existing = store.batch(resume)
+        if existing is None or existing.kind != "run":
+            raise click.ClickException(f"no run batch {resume!r} to resume")
+        config = RunConfig.model_validate(existing.params["config"])
+        with LocalPool(workers) as executor:
+            run_and_report(store, config, existing.name, executor)
+        return
+    if not families:
+        raise click.UsageError(
+            "give --family (e.g. --family boil,use-thermometer) or --resume BATCH"
+        )
+    if agent_kind == "command" and not cmd:
+        raise click.UsageError("--agent command needs --cmd 'your agent command'")
+    if agent_kind == "openai":
+        check_endpoint(store, model)
+    guidance = _guidance(store, guidance_file, with_repo, with_manual)
+    manuals = store.manuals() if with_manual else []
+    config = RunConfig(
+        env=env,
+        families=family_list(families),
+        split=split,
+        episodes=episodes,
+        seed=seed,
+        step_limit=step_limit,
+        agent=AgentSpec(
+            kind=agent_kind, rates=parse_rates(rates), cmd=shlex.split(cmd or ""), model=model
+        ),
+        guidance=guidance,
+        manual=manuals[-1].markdown if manuals else "",
+    )
+    with LocalPool(workers) as executor:
+        run_and_report(store, config, batch_name, executor)
+
+
+def _guidance(
+    store: Store, guidance_file: Path | None, with_repo: bool, with_manual: bool = False
+) -> Guidance:
+    from workbench.agents.guidance import Guidance
+
+    guidance = Guidance()
+    if guidance_file is not None:
+        try:
+            guidance = Guidance.model_validate_json(guidance_file.read_text())
+        except ValueError as error:
+            raise click.ClickException(f"{guidance_file}: {error}") from error
+    if with_repo:
+        from workbench.admit.repository import active_guidance
+
+        active = active_guidance(store)
+        if not active.forms:
+            raise click.ClickException(
+                "the repository has no active artifact yet (see `workbench repo ls`)"
+            )
+        guidance = Guidance(forms=[*guidance.forms, *active.forms])
+    if with_manual:
+        from workbench.manual.build import guidance_of
+
+        rules = guidance_of(store)
+        if not rules.forms and not store.manuals():
+            raise click.ClickException(
+                "no manual yet: build rules with `workbench manual build` (executable ones guide "
+                "any agent) or formulate one with `workbench manual formulate` (an LLM agent reads it)"
+            )
+        guidance = Guidance(forms=[*guidance.forms, *rules.forms])
+    return guidance
+
+
+def _run_like(
+    store: Store,
+    like: str,
+    guidance_file: Path | None,
+    with_repo: bool,
+    with_manual: bool,
+    batch_name: str | None,
+    workers: int,
+) -> None:
+    from workbench.admit.evaluate import compare_runs
+    from workbench.executors import LocalPool
+    from workbench.runner import RunConfig
+
+    existing = store.batch(like)
+    if existing is None or existing.kind != "run":
+        raise click.ClickException(f"no run batch {like!r} to repeat")
+    config = RunConfig.model_validate(existing.params["config"]).model_copy(
+        update={"guidance": _guidance(store, guidance_file, with_repo, with_manual)}
+    )
+    suffix = "repo" if with_repo else "manual" if with_manual else "again"
+    name = batch_name or f"{existing.name}-{suffix}"
+    with LocalPool(workers) as executor:
+        report = run_and_report(store, config, name, executor)
+    paired = compare_runs(store, existing.id, report.batch_id)
+    for label, successes in (
+        (existing.name, paired.baseline_successes),
+        (report.batch_id, paired.candidate_successes),
+    ):
+        rate, low, high = paired.rate(successes)
+        console.print(
+            f"{escape(label)}: {successes}/{paired.pairs} succeeded ({rate:.0%}, 95% CI {low:.0%}–{high:.0%})"
+        )
+    console.print(
+        f"paired: {paired.fixed} fixed, {paired.broken} broken; exact McNemar p = {paired.mcnemar_p:.3g}"
+    )
+
+
+@click.command("demo")
+@click.option(
+    "--train",
+    type=click.IntRange(min=1),
+    default=DEMO_TRAIN,
+    show_default=True,
+    help="Episodes on train variations.",
+)
+@click.option(
+    "--test",
+    "test_",
+    type=click.IntRange(min=1),
+    default=DEMO_TEST,
+    show_default=True,
+    help="Episodes on test variations.",
+)
+@workers_option
+@db_option
+def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
+    """Build a demo database offline: the scripted agent on the default environment's real tasks."""
+    from workbench.demo import demo_configs
+    from workbench.executors import LocalPool
+
+    with LocalPool(workers) as executor:
+        for name, config in demo_configs(train, test_):
+            run_and_report(store, config, name, executor)
+    console.print(f"demo ready in {store.path}: try `workbench ls --failed` or `workbench stats`")

@@ -1,0 +1,53 @@
+"""``workbench tui``: the terminal UI over a database (the demo's, built on first start)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from workbench.cli.options import (
+    db_flag,
+    errors,
+    given_db,
+    given_workspace,
+    open_store,
+    workspace_flag,
+)
+from workbench.cli.runs import run_and_report
+
+
+@click.command("tui")
+@db_flag("SQLite database file [env WORKBENCH_DB; default: the demo database ./workbench.db].")
+@workspace_flag
+def tui_command(db_path: Path | None, workspace: str) -> None:
+    """Open the terminal UI: runs, trajectories, spans and comparisons.
+
+    With no database given (neither --db nor WORKBENCH_DB) it opens the demo database
+    ./workbench.db, building it first (as `workbench demo` does) if it does not exist.
+    """
+    from store import default_db_path
+    from workbench.demo import demo_configs
+    from workbench.executors import LocalPool
+
+    path = given_db(db_path)
+    if path is not None and not Path(path).exists():
+        raise click.ClickException(
+            f"no database {path}; make one with `workbench import`, `run` or `demo`"
+        )
+    if path is None:
+        path = default_db_path()
+        if not path.exists():
+            errors.print(f"no database given: building the demo database {path} first")
+            with open_store(path) as store, LocalPool() as executor:
+                for name, config in demo_configs():
+                    run_and_report(store, config, name, executor)
+    open_store(path).close()  # the same one-line error as every other command for a bad file
+    try:
+        from tui.app import make_app
+    except ImportError as error:
+        raise click.ClickException(
+            f"the terminal UI needs textual ({error}); install it with "
+            "pip install 'trajectory-workbench[tui]'"
+        ) from error
+    make_app(path, workspace=given_workspace(workspace)).run()
