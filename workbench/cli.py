@@ -30,13 +30,12 @@ from store.records import Split
 from workbench.agents.guidance import Guidance
 from workbench.analyze.agreement import agreement
 from workbench.analyze.analyzer import analyze
-from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.backends import Backends, make_backends
 from workbench.cli_tables import Column, print_records
 from workbench.demo import DEMO_TEST, DEMO_TRAIN, demo_configs
 from workbench.ingest import SAMPLES, IngestError, import_paths, jsonl
 from workbench.ingest import formats as ingest_formats
 from workbench.llm import ChatClient, ConfigError
-from workbench.llm.reasoner import Reasoner
 from workbench.progress import Cancelled
 from workbench.runner import AgentSpec, RunConfig, RunReport, run_batch
 
@@ -769,14 +768,34 @@ def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
     console.print(f"demo ready in {store.path}: try `workbench ls --failed` or `workbench stats`")
 
 
+def chosen_backends(store: Store, choice: str | None) -> Backends:
+    """The stage backends ``--reasoner`` (else the configuration) chooses; a misconfigured
+    endpoint is one clear error."""
+    try:
+        return make_backends(store, choice)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
+
+
+reasoner_option = click.option(
+    "--reasoner",
+    "reasoner_name",
+    type=click.Choice(["heuristic", "openai"]),
+    help="Who judges: the offline heuristic, or an OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, WORKBENCH_MODEL) [default: WORKBENCH_REASONER, else [reasoner] in workbench.toml beside the database, else heuristic].",
+)
+
+
 @main.command("tui")
 @_db_flag("SQLite database file [env WORKBENCH_DB; default: the demo database ./workbench.db].")
 @workspace_flag
-def tui_command(db_path: Path | None, workspace: str) -> None:
+@reasoner_option
+def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None) -> None:
     """Open the terminal UI: runs, trajectories, spans and comparisons.
 
     With no database given (neither --db nor WORKBENCH_DB) it opens the demo database
     ./workbench.db, building it first (as `workbench demo` does) if it does not exist.
+    The analyses, compilations and manual jobs started there use --reasoner (else the
+    configured backend); the header names a model backend.
     """
     path = _given_db(db_path)
     if path is not None and not Path(path).exists():
@@ -798,29 +817,7 @@ def tui_command(db_path: Path | None, workspace: str) -> None:
             f"the terminal UI needs textual ({error}); install it with "
             "pip install 'trajectory-workbench[tui]'"
         ) from error
-    make_app(path, workspace=_given_workspace(workspace)).run()
-
-
-def make_reasoner(store: Store, name: str) -> Reasoner:
-    """The reasoner a ``--reasoner`` option names (the endpoint's settings are checked)."""
-    if name == "openai":
-        from workbench.llm.openai_reasoner import OpenAIReasoner
-
-        try:
-            return OpenAIReasoner(ChatClient.from_env(store))
-        except ConfigError as error:
-            raise click.ClickException(str(error)) from error
-    return HeuristicReasoner(store)
-
-
-reasoner_option = click.option(
-    "--reasoner",
-    "reasoner_name",
-    type=click.Choice(["heuristic", "openai"]),
-    default="heuristic",
-    show_default=True,
-    help="Who judges: offline heuristic, or the OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, WORKBENCH_MODEL).",
-)
+    make_app(path, workspace=_given_workspace(workspace), reasoner=reasoner_name).run()
 
 
 @main.command("analyze")
@@ -849,7 +846,7 @@ def analyze_command(
     batch: str | None,
     family: str | None,
     split: str | None,
-    reasoner_name: str,
+    reasoner_name: str | None,
     new_run: bool,
     show_agreement: bool,
 ) -> None:
@@ -880,9 +877,9 @@ def analyze_command(
         ]
         print_records(console, columns, cells)
         return
-    reasoner = make_reasoner(store, reasoner_name)
+    analyst = chosen_backends(store, reasoner_name).analyst
     try:
-        report = analyze(store, where, reasoner, new_run=new_run, progress=RichProgress())
+        report = analyze(store, where, analyst, new_run=new_run, progress=RichProgress())
     except Cancelled:
         raise click.ClickException(
             "analysis cancelled; analysed failures are kept — run again to continue"

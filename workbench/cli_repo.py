@@ -13,11 +13,11 @@ from store import ArtifactVersion, InterventionSpec, Store
 from workbench.admit.repository import ContractError, admission_order, admit, export, stage_file
 from workbench.cli import (
     RichProgress,
+    chosen_backends,
     console,
     db_option,
     errors,
     main,
-    make_reasoner,
     reasoner_option,
     workers_option,
 )
@@ -113,7 +113,7 @@ def compile_command(
     cluster_id: int | None,
     spec_id: int | None,
     again: bool,
-    reasoner_name: str,
+    reasoner_name: str | None,
 ) -> None:
     """Compile clusters: spec → first closed of Rule, Skill, Subagent → staged version."""
     if spec_id is not None:
@@ -122,11 +122,11 @@ def compile_command(
             raise click.ClickException(f"no spec {spec_id} (see `workbench compile`)")
         show_spec(store, spec)
         return
-    reasoner = make_reasoner(store, reasoner_name)
+    compiler = chosen_backends(store, reasoner_name).compiler
     try:
         report = compile_run(
             store,
-            reasoner,
+            compiler,
             run_id=run_id,
             cluster_id=cluster_id,
             again=again,

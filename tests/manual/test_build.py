@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from store import ManualRule, Store
-from workbench.llm.reasoner import CaseStep
+from workbench.llm.steps import CaseStep
 from workbench.manual.build import build
-from workbench.manual.builder import BuildCase, HeuristicBuilder, build_rules, consolidate
+from workbench.manual.builder import BuildCase
+from workbench.manual.heuristic_builder import HeuristicBuilder, build_rules, consolidate
 from workbench.manual.operations import DeleteRule, UpdateRule
 from workbench.runner import RunConfig
 

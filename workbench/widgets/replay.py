@@ -14,7 +14,7 @@ import ipywidgets as widgets
 
 from store import ArtifactVersion, LedgerEntry, Store
 from workbench.admit.repository import admit
-from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.backends import make_backends
 from workbench.compile.compiler import compile_run
 from workbench.progress import Cancelled
 from workbench.widgets import html
@@ -111,6 +111,8 @@ class ReplayPanel(widgets.VBox):
     Args:
         db: the database file.
         workers: parallel replays during admission.
+        reasoner: the backend that compiles (``heuristic`` or ``openai``); by default the
+            configured one (:func:`workbench.backends.make_backends`).
 
     Attributes:
         version: the chosen artifact version; ``ledger``: its ledger as last read.
@@ -119,9 +121,12 @@ class ReplayPanel(widgets.VBox):
         running: whether a job is running.
     """
 
-    def __init__(self, db: str | os.PathLike[str], workers: int = 2) -> None:
+    def __init__(
+        self, db: str | os.PathLike[str], workers: int = 2, reasoner: str | None = None
+    ) -> None:
         self.db = str(db)
         self.workers = workers
+        self.reasoner = reasoner
         self.store = Store(db)
         self.ledger: list[LedgerEntry] = []
         self.result: Any = None
@@ -198,7 +203,7 @@ class ReplayPanel(widgets.VBox):
         def job(store: Store) -> Any:
             return compile_run(
                 store,
-                HeuristicReasoner(store),
+                make_backends(store, self.reasoner).compiler,
                 cluster_id=chosen,
                 progress=self.progress,
                 cancel=self._cancel,
