@@ -51,11 +51,14 @@ class ReasonerConfig:
     """Which backend judges, and for ``openai`` where its endpoint is (never the key)."""
 
     backend: BackendName
+    """``heuristic`` (offline) or ``openai`` (an OpenAI-compatible endpoint)."""
     source: str
     """Where the choice came from: ``--reasoner``, ``WORKBENCH_REASONER``, the file, or
     ``default``."""
     base_url: str = ""
+    """The endpoint root, e.g. ``http://127.0.0.1:8000/v1`` (``openai`` only)."""
     model: str = ""
+    """The model name sent to the endpoint (``openai`` only)."""
     api_key_env: str = ENV_API_KEY
     """The environment variable holding the endpoint's key."""
 

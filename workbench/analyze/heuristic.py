@@ -22,6 +22,7 @@ class HeuristicAnalyst:
         self._benign: dict[str, set[tuple[str, str]]] = {}
 
     def analyze_failure(self, case: FailureCase) -> Proposal:
+        """The causal step :func:`~workbench.analyze.causes.locate` finds, as a proposal."""
         if case.family not in self._benign:
             self._benign[case.family] = benign_errors(self.store, case.family)
         finding = locate(case, self._benign[case.family])

@@ -16,6 +16,7 @@ from store import ArtifactVersion, LedgerEntry, Store
 from workbench.admit.repository import admit
 from workbench.backends import make_backends
 from workbench.compile.compiler import compile_run
+from workbench.llm.client import ConfigError
 from workbench.progress import Cancelled
 from workbench.widgets import html
 
@@ -257,6 +258,9 @@ class ReplayPanel(widgets.VBox):
         except Cancelled:
             self.result = None
             self._say("cancelled; finished work is kept", "warning")
+        except ConfigError as error:  # the configured model endpoint is incomplete
+            self.result = str(error)
+            self._say(self.result, "error")
         except Exception as error:  # shown to the user, not raised in a thread nobody joins
             self.result = f"{type(error).__name__}: {error}"
             self._say(self.result, "error")
