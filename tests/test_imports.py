@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,6 +75,7 @@ def imported(module: str, path: Path, modules: set[str]) -> Iterator[str]:
                     yield base
 
 
+@cache
 def import_graph() -> dict[str, set[str]]:
     """Module → the project modules it imports (itself left out)."""
     files = module_files()
@@ -147,6 +149,9 @@ def test_the_graph_sees_every_kind_of_import():
     assert "workbench.analyze.causes" in graph["workbench.compile.heuristic"]
     assert "workbench.admit.repository" in graph["workbench.compile.compiler"]  # in a function
     assert "tui.screens.help" in graph["tui.app"]
+    assert _base("tui.screens.clusters", False, 1, "compare") == "tui.screens.compare"
+    assert _base("tui.screens.clusters", False, 2, "data") == "tui.data"
+    assert _base("tui.screens", True, 1, None) == "tui.screens"  # from . import x in __init__
 
 
 def test_no_import_cycle():

@@ -138,7 +138,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
 
 def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) -> Backends:
     """The model-backed backends, all on one client (its store logs and caches the calls)."""
-    from workbench.analyze.openai import OpenAIAnalyst  # the openai client loads only when used
+    from workbench.analyze.openai import OpenAIAnalyst  # model-backed stages load when chosen
     from workbench.compile.openai import OpenAICompiler
     from workbench.manual.openai import OpenAIFormulator
     from workbench.manual.openai_builder import OpenAIBuilder
