@@ -19,7 +19,7 @@ from pathlib import Path
 
 from store import EpisodeFilter, Store
 from workbench.analyze.analyzer import analyze
-from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.analyze.heuristic import HeuristicAnalyst
 
 
 def synthesise(demo: Store, target: Path, failures: int) -> None:
@@ -47,7 +47,7 @@ def timed_analysis(path: Path) -> tuple[float, int, int]:
     """Seconds to analyse and cluster every failure in ``path``; analyses and clusters made."""
     with Store(path) as store:
         started = time.perf_counter()
-        report = analyze(store, EpisodeFilter(), HeuristicReasoner(store))
+        report = analyze(store, EpisodeFilter(), HeuristicAnalyst(store))
         return time.perf_counter() - started, report.analyzed, report.clusters
 
 

@@ -1,12 +1,16 @@
-"""Shared fixtures: real SQLite files on disk, one per test."""
+"""Shared fixtures: real SQLite files on disk, one per test; the scripted chat server and a
+model client on it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from store import Store
+from tests.llm_server import ChatServer, serve
+from workbench.llm import ChatClient
 
 DATA = Path(__file__).parent / "data"
 
@@ -48,3 +52,22 @@ def readme_example(tmp_path_factory: pytest.TempPathFactory):
 
     folder = tmp_path_factory.mktemp("readme-example")
     return folder, play(folder)
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    """A started chat-completions server on 127.0.0.1, stopped after the test."""
+    yield from serve()
+
+
+@pytest.fixture
+def client(store: Store, chat_server: ChatServer) -> ChatClient:
+    """A client of ``chat_server`` logging to the test's store (no pauses between retries)."""
+    return ChatClient(
+        store,
+        model="test-model",
+        api_key=chat_server.api_key,
+        base_url=chat_server.base_url,
+        backoff=0,
+        timeout=10,
+    )

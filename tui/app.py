@@ -24,6 +24,7 @@ from tui.navigation import (
 )
 from tui.screens.help import Help, HelpScreen
 from tui.screens.runs import RunsScreen
+from workbench.llm.client import ConfigError
 
 
 class WorkbenchApp(App[None]):
@@ -41,6 +42,9 @@ class WorkbenchApp(App[None]):
             (0 turns live updates off).
         workspace: the workspace shown ('' is the researcher's own; ``evolve/<name>/<regime>``
             is one regime of an evolution experiment).
+        reasoner: the backend the screens' jobs judge with (``heuristic`` or ``openai``);
+            ``None``: the configured one (:mod:`workbench.backends`). A model backend is named
+            in the header; a misconfigured one there too, and its jobs say why they cannot run.
     """
 
     CSS_PATH = "app.tcss"
@@ -60,12 +64,24 @@ class WorkbenchApp(App[None]):
         page_size: int = 200,
         poll_interval: float = 1.0,
         workspace: str = "",
+        reasoner: str | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
-        self.session = Session(StorePool(self.db_path, workspace=workspace))
+        self.session = Session(StorePool(self.db_path, workspace=workspace), reasoner=reasoner)
         self.page_size = page_size
         self.poll_interval = poll_interval
+        self.title = self.header_title()
+
+    def header_title(self) -> str:
+        """The app's title, followed by the backend when it is a model (or misconfigured)."""
+        try:
+            config = self.session.reasoner_config()
+        except ConfigError:
+            return f"{self.TITLE} · reasoner not configured"
+        return (
+            self.TITLE if config.backend == "heuristic" else f"{self.TITLE} · {config.describe()}"
+        )
 
     def get_default_screen(self) -> Screen:
         return RunsScreen(self.session, page_size=self.page_size, poll_interval=self.poll_interval)
@@ -188,11 +204,16 @@ def make_app(
     page_size: int = 200,
     poll_interval: float = 1.0,
     workspace: str = "",
+    reasoner: str | None = None,
 ) -> WorkbenchApp:
-    """The app on ``db_path`` (in ``workspace``, e.g. one regime of an evolution experiment),
-    whose schema is created or migrated first (in this thread, so the app's reader threads
-    never race to migrate)."""
+    """The app on ``db_path`` (in ``workspace``, e.g. one regime of an evolution experiment,
+    judging with ``reasoner``, by default the configured backend), whose schema is created or
+    migrated first (in this thread, so the app's reader threads never race to migrate)."""
     Store(db_path).close()
     return WorkbenchApp(
-        db_path, page_size=page_size, poll_interval=poll_interval, workspace=workspace
+        db_path,
+        page_size=page_size,
+        poll_interval=poll_interval,
+        workspace=workspace,
+        reasoner=reasoner,
     )

@@ -17,6 +17,8 @@ from typing import get_args
 from store import EpisodeFilter, ListedEpisode, Step, Store
 from store.db import OutcomeFilter
 from store.records import Split
+from workbench.backends import Backends, ReasonerConfig, backends_from, reasoner_config
+from workbench.llm.client import ConfigError
 from workbench.spans import SPAN_KINDS, ChangeKind, SpanChange, SpanHistory, spans_at
 
 __all__ = [
@@ -90,14 +92,50 @@ class StorePool:
 
 @dataclass
 class Session:
-    """What every screen of one app shares: the store pool and the span undo histories."""
+    """What every screen of one app shares: the store pool, the span undo histories and the
+    backend choice its jobs judge with."""
 
     pool: StorePool
     histories: dict[str, SpanHistory] = field(default_factory=dict)
+    reasoner: str | None = None
+    """The backend chosen on the command line (``--reasoner``); ``None``: the configured one."""
+    _config: ReasonerConfig | str | None = field(default=None, repr=False)
+    """The choice once resolved, or why it cannot be (resolved on first use)."""
 
     def history(self, episode_id: str) -> SpanHistory:
         """The undo history of span changes made to one episode in this session."""
         return self.histories.setdefault(episode_id, SpanHistory())
+
+    def reasoner_config(self) -> ReasonerConfig:
+        """The backend choice, resolved once through :mod:`workbench.backends`.
+
+        Raises:
+            ConfigError: the choice cannot be resolved (every time it is asked for).
+        """
+        if self._config is None:
+            try:
+                self._config = reasoner_config(self.pool.path, self.reasoner)
+            except ConfigError as error:
+                self._config = str(error)
+        if isinstance(self._config, str):
+            raise ConfigError(self._config)
+        return self._config
+
+    def reasoner_problem(self) -> str | None:
+        """Why the backend cannot judge (one line), or ``None`` when it can."""
+        try:
+            self.reasoner_config()
+        except ConfigError as error:
+            return str(error)
+        return None
+
+    def backends(self, store: Store) -> Backends:
+        """The stage backends of the session's choice, on ``store`` (a worker's own).
+
+        Raises:
+            ConfigError: the choice cannot be resolved.
+        """
+        return backends_from(store, self.reasoner_config())
 
 
 @dataclass(frozen=True)

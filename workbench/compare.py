@@ -130,6 +130,23 @@ def normalize_action(action: str, instruction: str = "") -> str:
     return pattern.sub(lambda match: placeholders[match.group()], text)
 
 
+def shape(action: str, instruction: str) -> str:
+    """An action reduced to its verb and abstracted arguments, e.g. ``go to <X>``.
+
+    Entities the instruction names keep their numbered placeholder (``focus on <E1>``), so a
+    correction that must name the task's object stays distinct from one that must not.
+    """
+    normalized = normalize_action(action, instruction)
+    verb = VERBS.match(normalized)
+    if verb is None:
+        return f"{normalized.split(' ', 1)[0]} <X>" if normalized else ""
+    rest = normalized[verb.end() :].strip()
+    if not rest:
+        return verb.group(1)
+    entities = " ".join(re.findall(r"<E\d+>", rest))
+    return f"{verb.group(1)} {entities or '<X>'}"
+
+
 class Pair(NamedTuple):
     """One row of an alignment: stored step indices on each side (``None``: no counterpart)."""
 

@@ -7,9 +7,10 @@ import pytest
 from store import EpisodeFilter, Span
 from tests.analyze.test_causes import SUCCESS, add
 from workbench.analyze.agreement import agreement, iou
+from workbench.analyze.analyst import Proposal
 from workbench.analyze.analyzer import ProposalRejected, analyze, build_case, check
-from workbench.analyze.heuristic import HeuristicReasoner, shape
-from workbench.llm.reasoner import Proposal
+from workbench.analyze.heuristic import HeuristicAnalyst
+from workbench.compare import shape
 
 DOOR = [("go to kitchen", "The door is not open."), ("go to kitchen", "The door is not open.")]
 
@@ -32,7 +33,7 @@ def test_shapes_keep_task_entities_and_abstract_the_rest():
 
 
 def test_every_failure_gets_an_analysis_with_a_causal_span(runs):
-    report = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    report = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     assert report.analyzed == 4 and not report.rejected
     door = runs.analyses(report.run.id, "door-1")[0]
     assert (door.start, door.trigger, door.correction) == (
@@ -53,16 +54,16 @@ def test_every_failure_gets_an_analysis_with_a_causal_span(runs):
 
 
 def test_rerunning_is_idempotent_unless_a_new_run_is_asked_for(runs):
-    first = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
-    again = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    first = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
+    again = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     assert (again.run.id, again.analyzed, again.skipped) == (first.run.id, 0, 4)
     assert len(runs.spans("door-1")) == 1
-    fresh = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs), new_run=True)
+    fresh = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs), new_run=True)
     assert fresh.run.id != first.run.id and fresh.analyzed == 4
 
 
 def test_clusters_group_same_correction_under_same_condition_and_defer_the_rest(runs):
-    report = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    report = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     clusters = runs.clusters(report.run.id)
     door = next(c for c in clusters if c.trigger == "go to <X> | is not open")
     assert door.status == "supported" and len(door.members) == 2
@@ -90,7 +91,7 @@ def test_proposals_citing_missing_steps_are_rejected(runs):
 
 
 def test_agreement_between_human_and_analyzer_spans(runs):
-    analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     runs.add_span(Span(episode_id="door-1", start=1, end=1, kind="causal"))
     runs.add_span(Span(episode_id="door-2", start=2, end=2, kind="causal"))
     [overall, boil] = agreement(runs)
@@ -104,7 +105,7 @@ def test_agreement_between_human_and_analyzer_spans(runs):
 
 def test_a_failure_no_success_can_correct_is_deferred_with_its_reason(store):
     add(store, "melt-err", "sw:melt:2", False, [("go to kitchen", "The door is not open.")])
-    report = analyze(store, EpisodeFilter(family="melt"), HeuristicReasoner(store))
+    report = analyze(store, EpisodeFilter(family="melt"), HeuristicAnalyst(store))
     [cluster] = store.clusters(report.run.id)
     assert (cluster.status, cluster.trigger) == ("deferred", "go to <X> | is not open")
     assert cluster.reason.startswith("no consistent correction")
@@ -113,7 +114,7 @@ def test_a_failure_no_success_can_correct_is_deferred_with_its_reason(store):
 def test_human_verdicts_accept_edit_and_reject(runs):
     from workbench.analyze.review import accept, edit, reject
 
-    report = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    report = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     door1, door2, focus = (
         runs.analyses(report.run.id, e)[0] for e in ("door-1", "door-2", "focus")
     )
@@ -133,9 +134,9 @@ def test_human_verdicts_accept_edit_and_reject(runs):
 
 
 def test_reclustering_unchanged_analyses_keeps_cluster_ids(runs):
-    report = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    report = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     before = runs.clusters(report.run.id)
-    analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     assert runs.clusters(report.run.id) == before
 
 
@@ -151,12 +152,12 @@ def test_held_out_failures_are_analysed_only_when_the_scope_asks_for_them(runs):
         Episode(id="held-out", task_id="sw:boil:9", batch_id="b", outcome=Outcome(success=False)),
         steps,
     )
-    default = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    default = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     assert "held-out" not in {a.episode_id for a in runs.analyses(default.run.id)}
     assert default.analyzed == 4
     for scope in (EpisodeFilter(split="test"), EpisodeFilter(held_out=True)):
-        chosen = analyze(runs, scope, HeuristicReasoner(runs))
+        chosen = analyze(runs, scope, HeuristicAnalyst(runs))
         assert chosen.run.id != default.run.id  # its own run, never the default one continued
         assert "held-out" in {a.episode_id for a in runs.analyses(chosen.run.id)}
-    again = analyze(runs, EpisodeFilter(), HeuristicReasoner(runs))
+    again = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     assert again.run.id == default.run.id and again.analyzed == 0

@@ -3,8 +3,9 @@ shaped like the scripted agent's ScienceWorld runs (no simulator needed)."""
 
 from __future__ import annotations
 
+from workbench.analyze.analyst import FailureCase
 from workbench.compile.proposals import MemberCase
-from workbench.llm.reasoner import CaseStep, FailureCase
+from workbench.llm.steps import CaseStep
 
 THERMO = (
     "Your task is to measure the temperature of {thing}, which is located around the kitchen. "

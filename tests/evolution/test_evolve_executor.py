@@ -10,7 +10,7 @@ import pytest
 from store import Store
 from tests.recording import RecordingExecutor
 from workbench.admit.gates import REPLAY_LIMITS
-from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.backends import heuristic_backends
 from workbench.demo import demo_rates
 from workbench.evolution.experiment import EvolveConfig, evolve, workspace
 from workbench.executors import LocalPool
@@ -33,7 +33,7 @@ def test_every_episode_of_a_checkpoint_goes_through_the_callers_executor(tmp_pat
     db = str(tmp_path / "workbench.db")
     with LocalPool(1) as pool:
         recording = RecordingExecutor(pool)
-        evolve(db, "small", CONFIG, HeuristicReasoner, executor=recording, regimes=["gated"])
+        evolve(db, "small", CONFIG, heuristic_backends, executor=recording, regimes=["gated"])
     stored, replays = set(), set()
     for place in ("gated", "heldout"):
         with Store(db, workspace=workspace("small", place)) as store:

@@ -6,9 +6,10 @@ import pytest
 
 from store import ManualRule, Store
 from workbench.executors import InProcess
-from workbench.llm.reasoner import CaseStep
+from workbench.llm.steps import CaseStep
 from workbench.manual.build import build
-from workbench.manual.builder import BuildCase, HeuristicBuilder, build_rules, consolidate
+from workbench.manual.builder import BuildCase
+from workbench.manual.heuristic_builder import HeuristicBuilder, build_rules, consolidate
 from workbench.manual.operations import DeleteRule, UpdateRule
 from workbench.runner import RunConfig
 

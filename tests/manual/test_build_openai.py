@@ -11,9 +11,8 @@ from tests.llm_server import serve
 from workbench.envs.scienceworld import ScienceWorld
 from workbench.executors import InProcess
 from workbench.llm import ChatClient
-from workbench.llm.openai_builder import BuildAnswer, CaseAnswer, RuleCall
-from workbench.llm.openai_reasoner import OpenAIReasoner
 from workbench.manual.build import build
+from workbench.manual.openai_builder import BuildAnswer, CaseAnswer, OpenAIBuilder, RuleCall
 from workbench.runner import AgentSpec, RunConfig
 
 RULE = "In find-living-thing tasks: looking around shows what the room holds."
@@ -52,11 +51,7 @@ def test_the_llm_planner_reads_the_rules_the_model_builder_writes(db_path, monke
                     backoff=0,
                 )
                 report = build(
-                    store,
-                    OpenAIReasoner(client).builder(),
-                    config,
-                    executor=InProcess(env=env),
-                    n_max=5,
+                    store, OpenAIBuilder(client), config, executor=InProcess(env=env), n_max=5
                 )
                 assert report.episodes == 2
                 rules = store.manual_rules()
@@ -77,15 +72,15 @@ def test_the_llm_planner_reads_the_rules_the_model_builder_writes(db_path, monke
 def test_run_with_manual_gives_the_llm_agent_the_formulated_manual(db_path, monkeypatch):
     from click.testing import CliRunner
 
-    from workbench.analyze.heuristic import HeuristicReasoner
     from workbench.cli import main
     from workbench.manual.formulate import formulate
+    from workbench.manual.heuristic import HeuristicFormulator
     from workbench.manual.operations import OPERATIONS, apply
 
     with Store(db_path) as store:
         calls = [{"op": "write_rule", "type": "Special Phenomenon", "content": RULE}]
         apply(store, OPERATIONS.validate_python(calls), "human")
-        formulate(store, HeuristicReasoner(store))
+        formulate(store, HeuristicFormulator())
     for server in serve():
         server.responder = reply
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)

@@ -30,7 +30,6 @@ from store import (
     Task,
 )
 from tests.admit.test_gates import rule_contract
-from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.manual.formulate import (
     ManualError,
     RuleGroup,
@@ -42,7 +41,7 @@ from workbench.manual.formulate import (
     parse_log_entry,
     slug,
 )
-from workbench.manual.heuristic import group_rules, scope_of
+from workbench.manual.heuristic import HeuristicFormulator, group_rules, scope_of
 from workbench.manual.operations import OPERATIONS, apply
 
 DOOR = "sw:boil:9"
@@ -234,7 +233,7 @@ def section(markdown: str, title: str) -> str:
 
 
 def test_every_rule_appears_exactly_once_in_a_group_with_an_introduction(filled: Store):
-    manual = formulate(filled, HeuristicReasoner(filled))
+    manual = formulate(filled, HeuristicFormulator())
     assert manual.version == 1 and manual.reasoner == "heuristic"
     rule_headings = Counter(
         re.match(r"rule_\d+", text).group(0)
@@ -268,7 +267,7 @@ def test_every_rule_appears_exactly_once_in_a_group_with_an_introduction(filled:
 
 
 def test_every_citation_is_a_working_link_into_the_evidence_appendix(filled: Store):
-    markdown = formulate(filled, HeuristicReasoner(filled)).markdown
+    markdown = formulate(filled, HeuristicFormulator()).markdown
     targets = links(markdown)
     assert targets and set(targets) <= anchors(markdown)
     rule_1 = section(markdown, "### rule_1 (Corrected Error)")
@@ -296,7 +295,7 @@ def test_every_citation_is_a_working_link_into_the_evidence_appendix(filled: Sto
 
 
 def test_active_artifacts_show_contract_gates_and_evidence(filled: Store):
-    markdown = formulate(filled, HeuristicReasoner(filled)).markdown
+    markdown = formulate(filled, HeuristicFormulator()).markdown
     artifacts = section(markdown, "## Active repository artifacts")
     assert "### Rules" in artifacts and "### Skills" not in artifacts
     rule = section(markdown, "#### open-door-first v1")
@@ -328,7 +327,7 @@ def test_evidence_entries_parse_steps_spans_episodes_and_rules():
 
 
 class Scripted:
-    """A Formulator answering with fixed groups (a Reasoner for the formulating stage)."""
+    """A Formulator answering with fixed groups (a Formulator for the formulating stage)."""
 
     name = "scripted"
 
@@ -368,13 +367,13 @@ def test_a_grouping_that_drops_or_repeats_a_rule_is_refused(filled: Store):
 
 def test_nothing_to_formulate_is_a_clear_error(store: Store):
     with pytest.raises(ManualError, match="nothing to formulate"):
-        formulate(store, HeuristicReasoner(store))
+        formulate(store, HeuristicFormulator())
 
 
 def test_a_repository_without_rules_still_makes_a_manual(store: Store):
     add_episode(store, DOOR, success=False)
     add_active_rule(store)
-    manual = formulate(store, HeuristicReasoner(store))
+    manual = formulate(store, HeuristicFormulator())
     assert manual.rules == [] and len(manual.artifacts) == 1
     assert set(links(manual.markdown)) <= anchors(manual.markdown)
 
@@ -383,7 +382,7 @@ def test_a_repository_without_rules_still_makes_a_manual(store: Store):
 
 
 def test_versions_increment_only_on_change_and_diff_shows_the_change(filled: Store, tmp_path):
-    reasoner = HeuristicReasoner(filled)
+    reasoner = HeuristicFormulator()
     first = formulate(filled, reasoner)
     assert formulate(filled, reasoner).version == 1 and len(filled.manuals()) == 1
     update = {

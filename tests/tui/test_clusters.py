@@ -18,7 +18,7 @@ from tui.screens.scope_modal import ScopeModal
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.job_progress import JobProgress
 from workbench.analyze.analyzer import analyze
-from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.analyze.heuristic import HeuristicAnalyst
 from workbench.analyze.scopes import AnalysisScope, analysis_scopes
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
@@ -93,7 +93,7 @@ def clusters_db(tmp_path: Path) -> Path:
 @pytest.fixture
 def analysed_db(clusters_db: Path) -> Path:
     with Store(clusters_db) as store:
-        analyze(store, EpisodeFilter(), HeuristicReasoner(store))
+        analyze(store, EpisodeFilter(), HeuristicAnalyst(store))
     return clusters_db
 
 
@@ -277,7 +277,7 @@ async def test_ids_are_shown_whole_and_free_text_cut(tmp_path):
     path = tmp_path / "long.db"
     build(path, prefix=PREFIX, boil=FAMILY)
     with Store(path) as store:
-        analyze(store, EpisodeFilter(), HeuristicReasoner(store))
+        analyze(store, EpisodeFilter(), HeuristicAnalyst(store))
     app = make_app(path, poll_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_clusters(pilot)

@@ -14,8 +14,8 @@ from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.manual import ManualScreen, log_cells, read_manual
 from tui.screens.trajectory import TrajectoryScreen
-from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.manual.formulate import formulate
+from workbench.manual.heuristic import HeuristicFormulator
 from workbench.manual.operations import OPERATIONS, apply
 
 BOIL_RULE = "In boil tasks: focus on the substance in the pot, never on the sink."
@@ -71,9 +71,9 @@ def manual_db(tui_db: Path) -> Path:
     """The test database with two rules, a manual, an update of rule_1 and a second manual."""
     with Store(tui_db) as store:
         write_rules(store)
-        formulate(store, HeuristicReasoner(store))
+        formulate(store, HeuristicFormulator())
         update_boil_rule(store)
-        formulate(store, HeuristicReasoner(store))
+        formulate(store, HeuristicFormulator())
         with store.transaction():  # fixed times, so the snapshot does not change by the day
             store.conn.execute(
                 "UPDATE manuals SET created_at = '2026-11-20T10:0' || version || ':00Z'"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from store import Manual, Store
+from tests.llm_server import ChatServer
 from tests.tui.conftest import RULE, SKILL
 from workbench.progress import check_cancel
 from workbench.widgets import (
@@ -92,6 +93,40 @@ def test_compile_stages_a_version_in_the_background(analysed_db):
     assert [v for _, v in panel.versions.options] == [v.id for v in versions]
     assert "compiled" in panel.status.value
     assert panel.bar.value == panel.bar.max
+
+
+def test_compile_uses_the_configured_reasoner(analysed_db, monkeypatch):
+    no_spec = {
+        "supported": False,
+        "reason": "the members need different corrections",
+        "mechanism": "mixed",
+        "activation": None,
+        "scope": None,
+        "execution": None,
+    }
+    with ChatServer(responder=lambda request: no_spec) as server:
+        monkeypatch.setenv("WORKBENCH_REASONER", "openai")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        monkeypatch.setenv("WORKBENCH_MODEL", "test-model")
+        panel = ReplayPanel(analysed_db)
+        panel.compile_button.click()
+        report = panel.wait()
+        assert not isinstance(report, str), report
+        assert server.request_count > 0
+    with Store(analysed_db) as fresh:
+        assert {s.reasoner for s in fresh.specs()} == {"openai:test-model"}
+
+
+def test_a_misconfigured_reasoner_is_one_line_in_the_status(analysed_db, monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    panel = ReplayPanel(analysed_db, reasoner="openai")
+    panel.compile_button.click()
+    message = panel.wait()
+    assert message.startswith("the openai reasoner needs an endpoint: set OPENAI_BASE_URL")
+    assert message in panel.status.value and "Error" not in panel.status.value
+    with Store(analysed_db) as fresh:
+        assert fresh.specs() == []
 
 
 def test_admitting_nothing_and_cancelling(analysed_db):

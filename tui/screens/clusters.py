@@ -1,8 +1,8 @@
 """The Clusters screen: the latest analysis run's failure clusters, their members (each with
 its proposed causal span, to accept, edit or reject) and the successes to contrast them with.
 
-``r`` runs the offline heuristic analysis (:func:`workbench.analyze.analyzer.analyze`) over
-the failures of the scope shown under the summary, in a thread worker, with a progress bar;
+``r`` runs the analysis (:func:`workbench.analyze.analyzer.analyze`, with the app's backend:
+the offline heuristic unless another is configured) over the failures of the scope shown under the summary, in a thread worker, with a progress bar;
 ``escape`` cancels it. ``s`` picks the scope (:mod:`workbench.analyze.scopes`): the default one
 (every failure but replays and held-out test episodes, as ``workbench analyze`` without
 options), one batch, one split, or all with the held-out episodes.
@@ -35,8 +35,8 @@ from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze import review
 from workbench.analyze.analyzer import AnalysisReport, analyze
 from workbench.analyze.clusters import ClusterData, read_clusters
-from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.analyze.scopes import DEFAULT_SCOPE, AnalysisScope, analysis_scopes, counted
+from workbench.llm.client import ConfigError, ModelError
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -52,7 +52,7 @@ HELP = Help(
         ("e", "edit the member's causal span (start and end step)"),
         ("x", "reject the member's analysis"),
         ("k", "the intervention spec compiled from the cluster (r there compiles)"),
-        ("r", "analyse the failures of the scope shown (heuristic reasoner)"),
+        ("r", "analyse the failures of the scope shown (heuristic, or the model in the title)"),
         ("s", "pick the scope r analyses: default, one batch, one split, or all"),
         ("escape  ctrl+x", "cancel a running analysis"),
     ],
@@ -422,6 +422,10 @@ class ClustersScreen(Screen[None]):
         if self.running:
             self.notify("an analysis is already running")
             return
+        problem = self.session.reasoner_problem()
+        if problem is not None:
+            self.notify(problem, severity="error", markup=False)
+            return
         self._cancel = threading.Event()
         self.refresh_bindings()
         self._analyze(self._cancel, self.query_one(JobProgress).reporter(), self.scope)
@@ -430,25 +434,29 @@ class ClustersScreen(Screen[None]):
     def _analyze(
         self, cancel: threading.Event, progress: Progress, scope: AnalysisScope = DEFAULT_SCOPE
     ) -> None:
-        report: AnalysisReport | None = None
+        report: AnalysisReport | str | None = None
         with self.session.pool.store() as store:
             try:
                 report = analyze(
                     store,
                     scope.where,
-                    HeuristicReasoner(store),
+                    self.session.backends(store).analyst,
                     progress=progress,
                     cancel=cancel,
                 )
             except Cancelled:
                 report = None
+            except (ConfigError, ModelError) as error:
+                report = str(error)
         deliver(self, self._analyzed, report)
 
-    def _analyzed(self, report: AnalysisReport | None) -> None:
+    def _analyzed(self, report: AnalysisReport | str | None) -> None:
         self._cancel = None
         self.refresh_bindings()
         if report is None:
             self.notify("analysis cancelled; r continues it", severity="warning")
+        elif isinstance(report, str):
+            self.notify(report, severity="error", markup=False)
         else:
             text = f"{report.analyzed} failures analysed, {report.clusters} clusters"
             text += f" ({self.scope.label})"

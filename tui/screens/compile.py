@@ -2,7 +2,7 @@
 trajectory spans it cites, and every attempted schema's obligations with their witnesses.
 
 ``r`` compiles the run's supported clusters (:func:`workbench.compile.compiler.compile_run`,
-heuristic reasoner) in a thread worker, with a progress bar; ``escape`` cancels it.
+with the app's backend) in a thread worker, with a progress bar; ``escape`` cancels it.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.record_table import Column, RecordTable, Whole
-from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.compile.compiler import CompileReport, compile_run
 from workbench.compile.specs import claims_of
 from workbench.compile.witness import SpecData, read_specs
+from workbench.llm.client import ModelError
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -41,7 +41,7 @@ HELP = Help(
         ("enter", "on a spec: its fields; on a citation: open the trajectory at the cited step"),
         ("enter on a field", "open its first citation (an obligation: the evidence it cites)"),
         ("R", "the artifact repository, at the version staged from the spec"),
-        ("r", "compile the run's supported clusters (heuristic reasoner)"),
+        ("r", "compile the run's supported clusters (heuristic, or the model in the title)"),
         ("escape  ctrl+x", "cancel a running compilation"),
     ],
 )
@@ -348,6 +348,10 @@ class CompileScreen(Screen[None]):
         if self.running:
             self.notify("a compilation is already running")
             return
+        problem = self.session.reasoner_problem()
+        if problem is not None:
+            self.notify(problem, severity="error", markup=False)
+            return
         self._cancel = threading.Event()
         self.refresh_bindings()
         self._compile(self._cancel, self.query_one(JobProgress).reporter())
@@ -357,11 +361,11 @@ class CompileScreen(Screen[None]):
         with self.session.pool.store() as store:
             try:
                 report: CompileReport | str | None = compile_run(
-                    store, HeuristicReasoner(store), progress=progress, cancel=cancel
+                    store, self.session.backends(store).compiler, progress=progress, cancel=cancel
                 )
             except Cancelled:
                 report = None
-            except ValueError as error:
+            except (ValueError, ModelError) as error:  # a configuration error is a ValueError
                 report = str(error)
         deliver(self, self._compiled, report)
 

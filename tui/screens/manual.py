@@ -1,9 +1,9 @@
 """The Manual screen: the formulated manual, its versions and their diffs, and the rule system
 behind it — each rule with its history and validation log.
 
-``f`` formulates the next manual version (:func:`workbench.manual.formulate.formulate` with
-the heuristic reasoner) and ``b`` builds rules by running episodes
-(:func:`workbench.manual.build.build`), both in thread workers with a progress bar; ``escape``
+``f`` formulates the next manual version (:func:`workbench.manual.formulate.formulate`) and
+``b`` builds rules by running episodes
+(:func:`workbench.manual.build.build`), both with the app's backend, in thread workers with a progress bar; ``escape``
 cancels a build.
 """
 
@@ -29,11 +29,10 @@ from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.record_table import Column, RecordTable
-from workbench.analyze.heuristic import HeuristicReasoner
 from workbench.demo import demo_families
 from workbench.executors import LocalPool
+from workbench.llm.client import ConfigError, ModelError
 from workbench.manual.build import BuildReport, build
-from workbench.manual.builder import HeuristicBuilder
 from workbench.manual.formulate import ManualError, diff, formulate, parse_log_entry
 from workbench.progress import Cancelled, Progress
 from workbench.runner import RunConfig
@@ -416,6 +415,10 @@ class ManualScreen(Screen[None]):
         if self.running:
             self.notify(f"a {self.job} is already running")
             return False
+        problem = self.session.reasoner_problem()
+        if problem is not None:
+            self.notify(problem, severity="error", markup=False)
+            return False
         self.job = job
         self.refresh_bindings()
         return True
@@ -431,9 +434,9 @@ class ManualScreen(Screen[None]):
             try:
                 latest = store.manuals()
                 before = latest[-1].version if latest else 0
-                manual = formulate(store, HeuristicReasoner(store))
+                manual = formulate(store, self.session.backends(store).formulator)
                 result: tuple[Manual, bool] | str = (manual, manual.version > before)
-            except ManualError as error:
+            except (ManualError, ConfigError, ModelError) as error:
                 result = str(error)
             finally:
                 progress.finish()
@@ -463,7 +466,7 @@ class ManualScreen(Screen[None]):
             try:
                 report: BuildReport | str | None = build(
                     store,
-                    HeuristicBuilder(store),
+                    self.session.backends(store).builder,
                     config,
                     executor=executor,
                     progress=progress,

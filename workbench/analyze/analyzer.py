@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store import Analysis, AnalysisRun, EpisodeFilter, Span, Store
+from workbench.analyze.analyst import Analyst, FailureCase, Proposal
 from workbench.analyze.causes import build_case
 from workbench.analyze.clusters import cluster_run
-from workbench.llm.reasoner import FailureCase, Proposal, Reasoner
 from workbench.progress import NullProgress, Progress, check_cancel
 
 
@@ -80,7 +80,7 @@ def check(proposal: Proposal, case: FailureCase) -> None:
 def analyze(
     store: Store,
     where: EpisodeFilter,
-    reasoner: Reasoner,
+    analyst: Analyst,
     *,
     new_run: bool = False,
     progress: Progress | None = None,
@@ -88,36 +88,36 @@ def analyze(
 ) -> AnalysisReport:
     """Analyse every failed episode ``where`` selects, then cluster the run's analyses.
 
-    Re-running with the same scope and reasoner continues the latest such run (failures it
+    Re-running with the same scope and analyst continues the latest such run (failures it
     already analysed are skipped); ``new_run`` starts a fresh run. Each analysis is stored with
     its analyzer-authored causal span in one transaction. Replays and held-out episodes are left
     out unless the scope asks for them (:func:`failures_in_scope`).
     """
     progress = progress or NullProgress()
     scope = scope_of(where)
-    existing = [] if new_run else store.analysis_runs(reasoner.name, scope)
+    existing = [] if new_run else store.analysis_runs(analyst.name, scope)
     run = (
         existing[0]
         if existing
-        else store.add_analysis_run(AnalysisRun(reasoner=reasoner.name, scope=scope))
+        else store.add_analysis_run(AnalysisRun(reasoner=analyst.name, scope=scope))
     )
     assert run.id is not None
     done = {a.episode_id for a in store.analyses(run.id)}
     todo = [e for e in store.iter_episodes(failures_in_scope(where)) if e.id not in done]
     report = AnalysisReport(run=run, skipped=len(done))
-    progress.start(len(todo), f"analyzing with {reasoner.name}")
+    progress.start(len(todo), f"analyzing with {analyst.name}")
     try:
         for episode in todo:
             check_cancel(cancel)
             case = build_case(store, episode)
             try:
-                proposal = reasoner.analyze_failure(case)
+                proposal = analyst.analyze_failure(case)
                 check(proposal, case)
             except ProposalRejected as error:
                 report.rejected.append(f"{episode.id}: {error}")
             else:
                 store.add_analysis(
-                    _analysis(run.id, case, proposal), _span(episode.id, reasoner.name, proposal)
+                    _analysis(run.id, case, proposal), _span(episode.id, analyst.name, proposal)
                 )
                 report.analyzed += 1
             progress.advance(1)

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from store import Episode, EpisodeFilter, Store
-from workbench.compare import Alignment, align, contrast_for, normalize_action
-from workbench.llm.reasoner import CaseStep, FailureCase
+from workbench.analyze.analyst import FailureCase
+from workbench.compare import Alignment, align, contrast_for, normalize_action, shape
+from workbench.llm.steps import CaseStep
 
 _ERROR = re.compile(
     r"no known action matches|is not open|ambiguous request|can't|cannot|not possible"
@@ -87,8 +88,19 @@ class CausalFinding:
     """Whether that success is of the very same task (strong contrast) or only its family."""
 
 
+def trigger_of(finding: CausalFinding, instruction: str) -> str:
+    """The observable condition at the causal step: the action's shape and what came back."""
+    if finding.evidence == "end":
+        return "stopped | no error"
+    signal = error_signature(finding.observation) or (
+        "critical" if finding.evidence == "error" else "no error"
+    )
+    action = shape(finding.failed_action, instruction) if finding.failed_action else "stopped"
+    return f"{action} | {signal}"
+
+
 def build_case(store: Store, episode: Episode) -> FailureCase:
-    """Everything a reasoner may look at about one failed episode (read once, here)."""
+    """Everything an analyst may look at about one failed episode (read once, here)."""
     cache: dict[str, str] = {}
     contrast = contrast_for(store, episode)
     return FailureCase(

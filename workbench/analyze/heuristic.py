@@ -1,51 +1,17 @@
-"""The offline reasoner: analyses computed from the trajectories themselves, no model."""
+"""The offline analyst: analyses computed from the trajectories themselves, no model."""
 
 from __future__ import annotations
 
-import re
-
-from store import ArtifactKind, InterventionSpec, ManualRule, Store
-from workbench.analyze.causes import CausalFinding, benign_errors, error_signature, locate
-from workbench.compare import VERBS, normalize_action
-from workbench.compile import heuristic as compiler
-from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
-from workbench.llm.reasoner import FailureCase, Proposal
-from workbench.manual import heuristic as formulator
-from workbench.manual.formulate import RuleGroup
+from store import Store
+from workbench.analyze.analyst import FailureCase, Proposal
+from workbench.analyze.causes import CausalFinding, benign_errors, locate, trigger_of
+from workbench.compare import shape
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "end": 0.35}
 """How sure the heuristic is, by what located the cause (lower without a contrast)."""
 
 
-def shape(action: str, instruction: str) -> str:
-    """An action reduced to its verb and abstracted arguments, e.g. ``go to <X>``.
-
-    Entities the instruction names keep their numbered placeholder (``focus on <E1>``), so a
-    correction that must name the task's object stays distinct from one that must not.
-    """
-    normalized = normalize_action(action, instruction)
-    verb = VERBS.match(normalized)
-    if verb is None:
-        return f"{normalized.split(' ', 1)[0]} <X>" if normalized else ""
-    rest = normalized[verb.end() :].strip()
-    if not rest:
-        return verb.group(1)
-    entities = " ".join(re.findall(r"<E\d+>", rest))
-    return f"{verb.group(1)} {entities or '<X>'}"
-
-
-def trigger_of(finding: CausalFinding, instruction: str) -> str:
-    """The observable condition at the causal step: the action's shape and what came back."""
-    if finding.evidence == "end":
-        return "stopped | no error"
-    signal = error_signature(finding.observation) or (
-        "critical" if finding.evidence == "error" else "no error"
-    )
-    action = shape(finding.failed_action, instruction) if finding.failed_action else "stopped"
-    return f"{action} | {signal}"
-
-
-class HeuristicReasoner:
+class HeuristicAnalyst:
     """Deterministic analysis: error signals not seen in successes, and the first divergence
     from a success of the same task (see :mod:`workbench.analyze.causes`)."""
 
@@ -56,6 +22,7 @@ class HeuristicReasoner:
         self._benign: dict[str, set[tuple[str, str]]] = {}
 
     def analyze_failure(self, case: FailureCase) -> Proposal:
+        """The causal step :func:`~workbench.analyze.causes.locate` finds, as a proposal."""
         if case.family not in self._benign:
             self._benign[case.family] = benign_errors(self.store, case.family)
         finding = locate(case, self._benign[case.family])
@@ -76,22 +43,6 @@ class HeuristicReasoner:
             citations=sorted({step, last}),
             contrast_citations=[finding.change_step] if finding.change_step is not None else [],
         )
-
-    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
-        """Specs read off the members' mechanisms (see :mod:`workbench.compile.heuristic`)."""
-        return compiler.extract_specs(members)
-
-    def propose_contract(
-        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
-    ) -> AttemptProposal:
-        """The contract ``kind`` takes for ``spec``, with a closure report read off the spec's
-        execution obligation (the carried witnesses are re-checked by that same reading)."""
-        return compiler.propose(spec, kind)
-
-    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
-        """Groups by the scenario each rule's scope names, with template introductions (see
-        :mod:`workbench.manual.heuristic`)."""
-        return formulator.group_rules(rules)
 
 
 def _change_text(finding: CausalFinding, never_taken: bool) -> str:

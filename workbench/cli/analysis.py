@@ -13,10 +13,10 @@ from workbench.cli.options import (
     SPLITS,
     RichProgress,
     check_filter,
+    chosen_backends,
     console,
     db_option,
     errors,
-    make_reasoner,
     reasoner_option,
 )
 from workbench.cli.tables import Column, print_records
@@ -51,7 +51,7 @@ def analyze_command(
     batch: str | None,
     family: str | None,
     split: str | None,
-    reasoner_name: str,
+    reasoner_name: str | None,
     new_run: bool,
     show_agreement: bool,
 ) -> None:
@@ -87,9 +87,9 @@ def analyze_command(
         ]
         print_records(console, columns, cells)
         return
-    reasoner = make_reasoner(store, reasoner_name)
+    analyst = chosen_backends(store, reasoner_name).analyst
     try:
-        report = analyze(store, where, reasoner, new_run=new_run, progress=RichProgress())
+        report = analyze(store, where, analyst, new_run=new_run, progress=RichProgress())
     except Cancelled:
         raise click.ClickException(
             "analysis cancelled; analysed failures are kept — run again to continue"

@@ -14,11 +14,11 @@ from rich.text import Text
 from workbench.cli.options import (
     LazyChoice,
     RichProgress,
+    chosen_backends,
     console,
     db_option,
     errors,
     family_list,
-    make_reasoner,
     parse_rates,
     reasoner_option,
     workers_option,
@@ -189,7 +189,7 @@ def evolve_command(
     name: str,
     seed: int,
     step_limit: int,
-    reasoner_name: str,
+    reasoner_name: str | None,
     workers: int,
 ) -> None:
     """Repository evolution: learn along an ordered stream and score the frozen repository on
@@ -213,7 +213,7 @@ def evolve_command(
         step_limit=step_limit,
         agent=AgentSpec(rates=parse_rates(rates, demo_rates())),
     )
-    make_reasoner(store, reasoner_name)  # fail early on a misconfigured endpoint
+    chosen_backends(store, reasoner_name)  # fail early on a misconfigured endpoint
 
     def shown(checkpoint: Checkpoint) -> None:
         console.print("  ".join(_row(checkpoint)[:7]), highlight=False)
@@ -226,7 +226,7 @@ def evolve_command(
                 store.path,
                 name,
                 config,
-                lambda scoped: make_reasoner(scoped, reasoner_name),
+                lambda scoped: chosen_backends(scoped, reasoner_name),
                 executor=executor,
                 regimes=list(regimes) or None,
                 progress=RichProgress("checkpoints"),

@@ -15,10 +15,10 @@ from rich.markup import escape
 from workbench.cli.options import (
     RichProgress,
     check_endpoint,
+    chosen_backends,
     console,
     db_option,
     family_list,
-    make_reasoner,
     reasoner_option,
 )
 from workbench.cli.plugins import families_default
@@ -83,14 +83,13 @@ def manual_build(
     n_max: int,
     batch_name: str,
     agent_kind: str,
-    reasoner_name: str,
+    reasoner_name: str | None,
 ) -> None:
     """Building stage: the Planner runs train episodes with the current rules (the scripted
     agent follows their executable forms, the LLM agent reads them all); after each, the
     Builder updates the rules and the skill/reflection libraries."""
     from workbench.executors import LocalPool
     from workbench.manual.build import build
-    from workbench.manual.builder import HeuristicBuilder
     from workbench.progress import Cancelled
     from workbench.runner import AgentSpec, RunConfig
 
@@ -103,11 +102,7 @@ def manual_build(
     )
     if agent_kind == "openai":
         check_endpoint(store)
-    builder = (
-        make_reasoner(store, "openai").builder()  # type: ignore[attr-defined]
-        if reasoner_name == "openai"
-        else HeuristicBuilder(store)
-    )
+    builder = chosen_backends(store, reasoner_name).builder
     try:
         with LocalPool(1) as executor:  # one episode at a time: each learns from the last
             report = build(
@@ -140,16 +135,16 @@ def manual_build(
 @manual_group.command("formulate")
 @reasoner_option
 @db_option
-def manual_formulate(store: Store, reasoner_name: str) -> None:
+def manual_formulate(store: Store, reasoner_name: str | None) -> None:
     """Group the rules by scenario, write introductions and store the manual as a new version
     (unchanged rules and artifacts keep the current version)."""
     from workbench.llm import ModelError
     from workbench.manual.formulate import ManualError, formulate
 
-    reasoner = make_reasoner(store, reasoner_name)
+    formulator = chosen_backends(store, reasoner_name).formulator
     before = store.manuals()
     try:
-        manual = formulate(store, reasoner)
+        manual = formulate(store, formulator)
     except ManualError as error:
         hint = (
             " (build rules with `workbench manual build`, or admit artifacts with `workbench replay`)"

@@ -19,6 +19,7 @@ from rich.console import Console
 
 if TYPE_CHECKING:
     from store import EpisodeFilter, Store
+    from workbench.backends import Backends
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -235,26 +236,20 @@ reasoner_option = click.option(
     "--reasoner",
     "reasoner_name",
     type=click.Choice(["heuristic", "openai"]),
-    default="heuristic",
-    show_default=True,
-    help="Who judges: offline heuristic, or the OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, WORKBENCH_MODEL).",
+    help="Who judges: the offline heuristic, or an OpenAI-compatible model (OPENAI_BASE_URL, OPENAI_API_KEY, WORKBENCH_MODEL) [default: WORKBENCH_REASONER, else [reasoner] in workbench.toml beside the database, else heuristic].",
 )
 
 
-def make_reasoner(store: Store, name: str) -> Any:
-    """The reasoner a ``--reasoner`` option names (the endpoint's settings are checked)."""
-    from workbench.llm import ChatClient, ConfigError
+def chosen_backends(store: Store, choice: str | None) -> Backends:
+    """The stage backends ``--reasoner`` (else the configuration) chooses; a misconfigured
+    endpoint is one clear error."""
+    from workbench.backends import make_backends
+    from workbench.llm import ConfigError
 
-    if name == "openai":
-        from workbench.llm.openai_reasoner import OpenAIReasoner
-
-        try:
-            return OpenAIReasoner(ChatClient.from_env(store))
-        except ConfigError as error:
-            raise click.ClickException(str(error)) from error
-    from workbench.analyze.heuristic import HeuristicReasoner
-
-    return HeuristicReasoner(store)
+    try:
+        return make_backends(store, choice)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
 
 
 def check_endpoint(store: Store, model: str | None = None) -> None:

@@ -12,10 +12,10 @@ from rich.text import Text
 
 from workbench.cli.options import (
     RichProgress,
+    chosen_backends,
     console,
     db_option,
     errors,
-    make_reasoner,
     reasoner_option,
     workers_option,
 )
@@ -113,7 +113,7 @@ def compile_command(
     cluster_id: int | None,
     spec_id: int | None,
     again: bool,
-    reasoner_name: str,
+    reasoner_name: str | None,
 ) -> None:
     """Compile clusters: spec → first closed of Rule, Skill, Subagent → staged version."""
     if spec_id is not None:
@@ -125,11 +125,11 @@ def compile_command(
     from workbench.compile.compiler import compile_run
     from workbench.progress import Cancelled
 
-    reasoner = make_reasoner(store, reasoner_name)
+    compiler = chosen_backends(store, reasoner_name).compiler
     try:
         report = compile_run(
             store,
-            reasoner,
+            compiler,
             run_id=run_id,
             cluster_id=cluster_id,
             again=again,

@@ -12,6 +12,7 @@ from workbench.cli.options import (
     given_db,
     given_workspace,
     open_store,
+    reasoner_option,
     workspace_flag,
 )
 from workbench.cli.runs import run_and_report
@@ -20,11 +21,14 @@ from workbench.cli.runs import run_and_report
 @click.command("tui")
 @db_flag("SQLite database file [env WORKBENCH_DB; default: the demo database ./workbench.db].")
 @workspace_flag
-def tui_command(db_path: Path | None, workspace: str) -> None:
+@reasoner_option
+def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None) -> None:
     """Open the terminal UI: runs, trajectories, spans and comparisons.
 
     With no database given (neither --db nor WORKBENCH_DB) it opens the demo database
     ./workbench.db, building it first (as `workbench demo` does) if it does not exist.
+    The analyses, compilations and manual jobs started there use --reasoner (else the
+    configured backend); the header names a model backend.
     """
     from store import default_db_path
     from workbench.demo import demo_configs
@@ -50,4 +54,4 @@ def tui_command(db_path: Path | None, workspace: str) -> None:
             f"the terminal UI needs textual ({error}); install it with "
             "pip install 'trajectory-workbench[tui]'"
         ) from error
-    make_app(path, workspace=given_workspace(workspace)).run()
+    make_app(path, workspace=given_workspace(workspace), reasoner=reasoner_name).run()

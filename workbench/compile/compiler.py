@@ -23,9 +23,8 @@ from store import (
 )
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT
-from workbench.compile.proposals import MemberCase
+from workbench.compile.proposals import Compiler, MemberCase
 from workbench.compile.specs import gather, to_spec
-from workbench.llm.reasoner import Reasoner
 from workbench.progress import NullProgress, Progress, check_cancel
 
 
@@ -52,13 +51,13 @@ class CompileReport:
         return [c.version for c in self.compiled if c.version is not None and not c.reused]
 
 
-def first_closure(reasoner: Reasoner, spec: InterventionSpec) -> list[CompileAttempt]:
+def first_closure(compiler: Compiler, spec: InterventionSpec) -> list[CompileAttempt]:
     """Attempt the schemas in runtime order until one closes; each failed attempt's witnesses
     are carried to the next, which must close them as well."""
     attempts: list[CompileAttempt] = []
     carried: list[str] = []
     for position, kind in enumerate(SCHEMA_ORDER, start=1):
-        proposal = reasoner.propose_contract(spec, kind, carried)
+        proposal = compiler.propose_contract(spec, kind, carried)
         attempt = decide(spec, proposal.model_copy(update={"kind": kind}), position, carried)
         attempts.append(attempt)
         if attempt.closed:
@@ -83,7 +82,7 @@ def select_clusters(store: Store, run_id: int, cluster_id: int | None) -> list[C
 
 def compile_run(
     store: Store,
-    reasoner: Reasoner,
+    compiler: Compiler,
     *,
     run_id: int | None = None,
     cluster_id: int | None = None,
@@ -96,7 +95,7 @@ def compile_run(
 
     Args:
         store: where the analyses are and where specs, attempts and versions go.
-        reasoner: proposes specs and contracts; closure is decided here, mechanically.
+        compiler: proposes specs and contracts; closure is decided here, mechanically.
         run_id: the analysis run.
         cluster_id: compile only the spec(s) covering this cluster.
         again: compile even when an equal spec exists (a closed one becomes a revision).
@@ -118,7 +117,7 @@ def compile_run(
     clusters = select_clusters(store, run_id, cluster_id)
     members, empty = gather(store, clusters)
     by_id = {m.analysis_id: m for m in members}
-    proposals = reasoner.extract_specs(members) if members else []
+    proposals = compiler.extract_specs(members) if members else []
     if cluster_id is not None:  # only the spec(s) that cover the chosen cluster
         proposals = [p for p in proposals if _covers(p.members, by_id, cluster_id)]
     report = CompileReport(run_id=run_id)
@@ -127,8 +126,8 @@ def compile_run(
     try:
         for proposal in proposals:
             check_cancel(cancel)
-            spec = to_spec(proposal, run_id, reasoner.name, by_id)
-            report.compiled.append(_compile_one(store, reasoner, spec, existing, again, stage))
+            spec = to_spec(proposal, run_id, compiler.name, by_id)
+            report.compiled.append(_compile_one(store, compiler, spec, existing, again, stage))
             progress.advance(1, f"compiling ({len(report.staged)} staged)")
         for cid, reason in empty.items():
             if cluster_id is not None and cid != cluster_id:
@@ -136,11 +135,11 @@ def compile_run(
             spec = InterventionSpec(
                 run_id=run_id,
                 clusters=[cid],
-                reasoner=reasoner.name,
+                reasoner=compiler.name,
                 status="deferred",
                 reason=reason,
             )
-            report.compiled.append(_compile_one(store, reasoner, spec, existing, again, stage))
+            report.compiled.append(_compile_one(store, compiler, spec, existing, again, stage))
             progress.advance(1)
     finally:
         progress.finish()
@@ -153,7 +152,7 @@ def _covers(analysis_ids: list[int], members: dict[int, MemberCase], cluster_id:
 
 def _compile_one(
     store: Store,
-    reasoner: Reasoner,
+    compiler: Compiler,
     spec: InterventionSpec,
     existing: dict[str, InterventionSpec],
     again: bool,
@@ -165,7 +164,7 @@ def _compile_one(
         attempts = store.attempts(previous.id or 0)
         versions = store.versions(spec_id=previous.id)
         return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
-    attempts = first_closure(reasoner, spec) if spec.status == "supported" else []
+    attempts = first_closure(compiler, spec) if spec.status == "supported" else []
     if attempts and not attempts[-1].closed:
         still_open = sorted({c.obligation for a in attempts for c in a.checks if not c.closed})
         spec = spec.model_copy(

@@ -45,7 +45,7 @@ from workbench.analyze.causes import error_signature, is_critical
 from workbench.compare import VERBS, entity_phrases, normalize_action
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
-from workbench.llm.reasoner import CaseStep
+from workbench.llm.steps import CaseStep
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 NUMBER_PATTERN = r"-?\d+(?:\.\d+)?"
@@ -1024,3 +1024,21 @@ def _subagent(spec: InterventionSpec) -> dict | None:
         return_schema=RETURN_SCHEMA,
         probes=_probes(spec) + _probes(spec, expect="failure", inputs=unreachable)[:1],
     )
+
+
+class HeuristicCompiler:
+    """The offline :class:`~workbench.compile.proposals.Compiler`: specs read off the
+    members' mechanisms, contracts off the spec's execution obligation."""
+
+    name = "heuristic"
+
+    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
+        """Specs read off the members' mechanisms (see :func:`extract_specs`)."""
+        return extract_specs(members)
+
+    def propose_contract(
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+    ) -> AttemptProposal:
+        """The contract ``kind`` takes for ``spec``, with a closure report read off the spec's
+        execution obligation (the carried witnesses are re-checked by that same reading)."""
+        return propose(spec, kind)

@@ -1,6 +1,7 @@
-"""What compilation exchanges with a reasoner: the evidence it reads and what it proposes.
+"""Compilation's judgment — the :class:`Compiler` — and what it exchanges: the evidence it
+reads and what it proposes.
 
-A reasoner proposes; the engine decides. Spec proposals pass a traceability check (every
+A compiler proposes; the engine decides. Spec proposals pass a traceability check (every
 field cites steps of the evidence, templates read only declared inputs) and attempt
 proposals pass the closure controller (:mod:`workbench.compile.closure`) before anything is
 stored as closed.
@@ -8,12 +9,20 @@ stored as closed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store import Activation, ArtifactKind, Citation, Execution, ObligationName, Scope
-from workbench.llm.reasoner import FailureCase
+from store import (
+    Activation,
+    ArtifactKind,
+    Citation,
+    Execution,
+    InterventionSpec,
+    ObligationName,
+    Scope,
+)
+from workbench.analyze.analyst import FailureCase
 
 
 class MemberCase(BaseModel):
@@ -83,3 +92,24 @@ class AttemptProposal(BaseModel):
     contract: dict[str, Any] | None = None
     """The type-specific contract fields (``None``: the schema cannot be instantiated)."""
     report: list[ObligationReport] = Field(default_factory=list)
+
+
+class Compiler(Protocol):
+    """Proposes intervention specs and contracts. Backends:
+    :class:`~workbench.compile.heuristic.HeuristicCompiler` (offline) and
+    :class:`~workbench.compile.openai.OpenAICompiler` (any OpenAI-compatible endpoint)."""
+
+    name: str
+    """Recorded on specs (their ``reasoner``)."""
+
+    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
+        """Group cluster members that need one intervention and propose its type-neutral
+        spec (activation, behavioural scope, execution obligation), citing steps."""
+        ...
+
+    def propose_contract(
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+    ) -> AttemptProposal:
+        """Propose ``kind``'s contract for ``spec`` and a closure report per obligation;
+        ``carried`` are the earlier schemas' witnesses this one must also close."""
+        ...

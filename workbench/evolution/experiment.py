@@ -42,10 +42,10 @@ from store import (
 from workbench.admit.repository import active_guidance, admission_order, admit
 from workbench.agents.guidance import Guidance
 from workbench.analyze.analyzer import analyze
+from workbench.backends import Backends
 from workbench.compile.compiler import compile_run, contract_of
 from workbench.compile.contracts import form_of
 from workbench.envs.registry import default_environment
-from workbench.llm.reasoner import Reasoner
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
     AgentSpec,
@@ -204,8 +204,8 @@ class Evolver:
 
     db: str
     evolution: Evolution
-    reasoner: Callable[[Store], Reasoner]
-    """Builds the reasoner for one stretch of learning from the regime's store (the
+    backends: Callable[[Store], Backends]
+    """Builds the stage backends for one stretch of learning from the regime's store (the
     heuristic reads benign errors from the successes it can see)."""
     executor: Executor
     """Plays every episode: the stream's stretches, their replays and the held-out scoring."""
@@ -281,17 +281,17 @@ class Evolver:
             )
             check_cancel(self.cancel)
             # every learning failure the regime has seen (replays are left out by analyze)
-            reasoner = self.reasoner(store)
+            backends = self.backends(store)
             report = analyze(
                 store,
                 EpisodeFilter(split="train"),
-                reasoner,
+                backends.analyst,
                 progress=_Stage(self._outer, f"{label} · analyzing"),
                 cancel=self.cancel,
             )
             compile_run(
                 store,
-                reasoner,
+                backends.compiler,
                 run_id=report.run.id,
                 progress=_Stage(self._outer, f"{label} · compiling"),
                 cancel=self.cancel,
@@ -435,7 +435,7 @@ def evolve(
     db: str,
     name: str,
     config: EvolveConfig,
-    reasoner: Callable[[Store], Reasoner],
+    backends: Callable[[Store], Backends],
     *,
     executor: Executor,
     regimes: list[Regime] | None = None,
@@ -448,7 +448,7 @@ def evolve(
     is played on ``executor``."""
     with Store(db) as store:
         evolution = start_evolution(store, name, config)
-    evolver = Evolver(db, evolution, reasoner, executor, progress, cancel)
+    evolver = Evolver(db, evolution, backends, executor, progress, cancel)
     for checkpoint in evolver.run(list(regimes or REGIMES)):
         if on_checkpoint is not None:
             on_checkpoint(checkpoint)

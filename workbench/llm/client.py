@@ -54,7 +54,8 @@ class ModelError(RuntimeError):
 
 
 class ConfigError(ValueError):
-    """The model endpoint is not configured (names the missing environment variable)."""
+    """The model endpoint is not configured (one line naming what is missing and where it
+    was looked for)."""
 
 
 class _Failed(Exception):

@@ -14,13 +14,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from store import Episode, LibraryEntry, ManualRule, Step, Store
 from workbench.agents.guidance import Guidance, RuleForm
-from workbench.llm.reasoner import CaseStep
-from workbench.manual.builder import BuildCase, BuilderAnswer, Outcome
-from workbench.manual.operations import SUCCESS_ONLY, DeleteRule, UpdateRule, apply
+from workbench.llm.steps import CaseStep
+from workbench.manual.builder import BuildCase, Builder, Outcome
+from workbench.manual.operations import SUCCESS_ONLY, apply
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
     EpisodeJob,
@@ -34,16 +33,6 @@ from workbench.runner import (
 
 CONSOLIDATION_ROUNDS = 3
 """Most Consolidator rounds after one episode."""
-
-
-class Builder(Protocol):
-    """Who reads an episode into rule operations and consolidates the rules."""
-
-    name: str
-
-    def build_rules(self, case: BuildCase) -> BuilderAnswer: ...
-
-    def consolidate(self, rules: list[ManualRule], n_max: int) -> list[UpdateRule | DeleteRule]: ...
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The Formulating stage of AutoManual: the rule system and the active repository compiled
 into one versioned Markdown manual.
 
-The reasoner (the Formulator) groups the rules by the scenario they target and writes an
+The :class:`Formulator` groups the rules by the scenario they target and writes an
 introduction per group; whatever the backend, the grouping is checked mechanically before
 anything is rendered: every rule of the rule system appears in exactly one group. The manual
 then has a table of contents, one section per group (its introduction, then each rule with
@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -43,9 +43,6 @@ from store import (
 )
 from workbench.compile.specs import claims_of
 
-if TYPE_CHECKING:
-    from workbench.llm.reasoner import Reasoner
-
 
 class RuleGroup(BaseModel):
     """One chapter of the manual: the rules that target one scenario."""
@@ -58,6 +55,21 @@ class RuleGroup(BaseModel):
     """The group's key points and the principles that govern the scenario."""
     rule_ids: list[str]
     """The group's rules, in reading order."""
+
+
+class Formulator(Protocol):
+    """Groups the rule system into the manual's chapters. Backends:
+    :class:`~workbench.manual.heuristic.HeuristicFormulator` (offline) and
+    :class:`~workbench.manual.openai.OpenAIFormulator` (any OpenAI-compatible endpoint)."""
+
+    name: str
+    """Recorded on the manual (its ``reasoner``) and named in its errors."""
+
+    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
+        """Group ``rules`` by the scenario they target, each group with a title and an
+        introduction summarising its key points. Every rule must appear in exactly one
+        group (the formulating stage checks)."""
+        ...
 
 
 class ManualError(ValueError):
@@ -96,14 +108,14 @@ def check_groups(rules: Sequence[ManualRule], groups: Sequence[RuleGroup]) -> li
 # -- formulation -----------------------------------------------------------------------------
 
 
-def formulate(store: Store, reasoner: Reasoner) -> Manual:
+def formulate(store: Store, formulator: Formulator) -> Manual:
     """Formulate the current rules and active artifacts into the next manual version.
 
     When the Markdown comes out identical to the latest version's, that version is returned
     and nothing is stored.
 
     Raises:
-        ManualError: there is nothing to formulate, or the reasoner's grouping does not place
+        ManualError: there is nothing to formulate, or the formulator's grouping does not place
             every rule exactly once (the message names each rule concerned).
         workbench.llm.client.ModelError: the model's call failed, or its grouping still failed
             the check after one correction.
@@ -112,20 +124,20 @@ def formulate(store: Store, reasoner: Reasoner) -> Manual:
     versions = store.versions(status="active")
     if not rules and not versions:
         raise ManualError("nothing to formulate: there are no rules and no active artifacts")
-    groups = reasoner.group_rules(rules) if rules else []
+    groups = formulator.group_rules(rules) if rules else []
     problems = check_groups(rules, groups)
     if problems:
         raise ManualError(
-            f"the {reasoner.name} grouping does not place every rule exactly once: "
+            f"the {formulator.name} grouping does not place every rule exactly once: "
             + "; ".join(problems)
         )
-    markdown = render(store, rules, groups, versions, reasoner.name)
+    markdown = render(store, rules, groups, versions, formulator.name)
     manual = Manual(
         version=1,
         markdown=markdown,
         rules=[rule_id for group in groups for rule_id in group.rule_ids],
         artifacts=[v.id for v in versions if v.id is not None],
-        reasoner=reasoner.name,
+        reasoner=formulator.name,
     )
     with store.transaction():
         existing = store.manuals()

@@ -1,4 +1,4 @@
-"""The offline Formulator: rules grouped by the scope their content opens with, and an
+"""The offline Formulator (:class:`HeuristicFormulator`): rules grouped by the scope their content opens with, and an
 introduction composed from the group's rule types and contents. Deterministic: the same rules
 always give the same groups, in the same order, with the same words."""
 
@@ -111,3 +111,14 @@ def _capitalised(text: str) -> str:
 
 def _type_title(rule_type: RuleType) -> str:
     return f"{rule_type} rules"
+
+
+class HeuristicFormulator:
+    """The offline :class:`~workbench.manual.formulate.Formulator`."""
+
+    name = "heuristic"
+
+    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
+        """Groups by the scenario each rule's scope names, with template introductions
+        (see :func:`group_rules`)."""
+        return group_rules(rules)

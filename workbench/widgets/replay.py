@@ -14,9 +14,10 @@ import ipywidgets as widgets
 
 from store import ArtifactVersion, LedgerEntry, Store
 from workbench.admit.repository import admit
-from workbench.analyze.heuristic import HeuristicReasoner
+from workbench.backends import make_backends
 from workbench.compile.compiler import compile_run
 from workbench.executors import LOCAL_WORKERS, LocalPool
+from workbench.llm.client import ConfigError
 from workbench.progress import Cancelled
 from workbench.widgets import html
 
@@ -113,6 +114,8 @@ class ReplayPanel(widgets.VBox):
         db: the database file.
         workers: parallel replays during admission (a local pool of that many workers,
             started for each admission and closed after it).
+        reasoner: the backend that compiles (``heuristic`` or ``openai``); by default the
+            configured one (:func:`workbench.backends.make_backends`).
 
     Attributes:
         version: the chosen artifact version; ``ledger``: its ledger as last read.
@@ -121,9 +124,15 @@ class ReplayPanel(widgets.VBox):
         running: whether a job is running.
     """
 
-    def __init__(self, db: str | os.PathLike[str], workers: int = LOCAL_WORKERS) -> None:
+    def __init__(
+        self,
+        db: str | os.PathLike[str],
+        workers: int = LOCAL_WORKERS,
+        reasoner: str | None = None,
+    ) -> None:
         self.db = str(db)
         self.workers = workers
+        self.reasoner = reasoner
         self.store = Store(db)
         self.ledger: list[LedgerEntry] = []
         self.result: Any = None
@@ -200,7 +209,7 @@ class ReplayPanel(widgets.VBox):
         def job(store: Store) -> Any:
             return compile_run(
                 store,
-                HeuristicReasoner(store),
+                make_backends(store, self.reasoner).compiler,
                 cluster_id=chosen,
                 progress=self.progress,
                 cancel=self._cancel,
@@ -255,6 +264,9 @@ class ReplayPanel(widgets.VBox):
         except Cancelled:
             self.result = None
             self._say("cancelled; finished work is kept", "warning")
+        except ConfigError as error:  # the configured model endpoint is incomplete
+            self.result = str(error)
+            self._say(self.result, "error")
         except Exception as error:  # shown to the user, not raised in a thread nobody joins
             self.result = f"{type(error).__name__}: {error}"
             self._say(self.result, "error")

@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 
 from store import ManualRule
+from workbench.backends import openai_backends
 from workbench.llm import ModelError
-from workbench.llm.openai_builder import (
+from workbench.llm.steps import CaseStep
+from workbench.manual.builder import BuildCase
+from workbench.manual.openai_builder import (
     CASE_PROMPTS,
     CASE_PURPOSE,
     CONSOLIDATE_PURPOSE,
@@ -21,9 +24,6 @@ from workbench.llm.openai_builder import (
     OpenAIBuilder,
     RuleCall,
 )
-from workbench.llm.openai_reasoner import OpenAIReasoner
-from workbench.llm.reasoner import CaseStep
-from workbench.manual.builder import BuildCase
 from workbench.manual.operations import DeleteRule, UpdateRule, WriteRule
 
 RULES = [
@@ -231,8 +231,7 @@ def test_consolidate_refuses_an_unknown_id_after_one_correction(client, chat_ser
 
 
 def test_calls_are_logged_by_purpose_and_cached(client, chat_server, store):
-    reasoner = OpenAIReasoner(client)
-    builder = reasoner.builder()
+    builder = openai_backends(client).builder
     assert isinstance(builder, OpenAIBuilder) and builder.client is client
     assert builder.name == "openai:test-model"
     chat_server.queue(label("Imperfect Rules"), NOTHING)

@@ -1,4 +1,5 @@
-"""The Builder and Consolidator of the building stage, backed by a chat model.
+"""The Builder and Consolidator of the building stage, backed by a chat model
+(:class:`OpenAIBuilder`).
 
 :meth:`OpenAIBuilder.build_rules` makes two structured-output calls per episode (temperature
 0). The first (purpose ``manual.build.case``) shows the trajectory — its steps, outcome, the
@@ -28,11 +29,12 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from store import LibraryEntry, ManualRule, RuleType
-from store.records import LLMCall
 from workbench.analyze.causes import error_signature
-from workbench.llm.client import ChatClient, ModelError
-from workbench.llm.openai_reasoner import render_steps
+from workbench.llm.answers import checked_answer
+from workbench.llm.client import ChatClient
+from workbench.llm.steps import render_steps
 from workbench.manual.builder import BuildCase, BuilderAnswer, Cause
+from workbench.manual.openai import render_rules
 from workbench.manual.operations import (
     SUCCESS_ONLY,
     DeleteRule,
@@ -53,9 +55,6 @@ LABELS: dict[str, Cause] = {
 
 STEPS_CHARS = 10_000
 """Characters the trajectory's step listing may take in a prompt."""
-EXAMPLE_CHARS = 800
-"""Characters of a rule's example shown in a prompt (the rest is cut, and marked)."""
-
 RULE_SYSTEM = """\
 The rule system holds what an agent has learnt about a text environment. Every rule has four \
 attributes: a type, content that opens with the scope of situations it applies to, an \
@@ -210,20 +209,6 @@ Answer with one JSON object with a field `calls`: the function calls, in order, 
 attributes that change (`type`, `content`, `example`, `validation_logs`; empty to keep the \
 current value)."""
 
-RULE_TEMPLATE = """\
-<rule id="{id}" type="{type}">
-<content>
-{content}
-</content>
-{example}<validation_logs>{logs}</validation_logs>
-</rule>"""
-
-EXAMPLE_TEMPLATE = """\
-<example>
-{example}
-</example>
-"""
-
 CORRECTION_TEMPLATE = """\
 Your answer cannot be used: {problems}. {valid} Answer again with the whole JSON object."""
 
@@ -298,7 +283,7 @@ AnswerT = TypeVar("AnswerT", bound=BaseModel)
 
 
 class OpenAIBuilder:
-    """The Builder protocol of :mod:`workbench.manual.build` over a chat model.
+    """The :class:`~workbench.manual.builder.Builder` and Consolidator over a chat model.
 
     Args:
         client: the logged, cached model client.
@@ -360,7 +345,10 @@ class OpenAIBuilder:
         answer = self._ask(
             [
                 {"role": "system", "content": CONSOLIDATE_SYSTEM.format(n_max=n_max)},
-                {"role": "user", "content": render_rules(rules) + self._trajectories(rules)},
+                {
+                    "role": "user",
+                    "content": render_rules(rules, logs=True) + self._trajectories(rules),
+                },
             ],
             ConsolidateAnswer,
             CONSOLIDATE_PURPOSE,
@@ -407,39 +395,21 @@ class OpenAIBuilder:
         *,
         bare: bool = False,
     ) -> AnswerT:
-        """One checked structured call with at most one correction."""
-        for attempt in range(2):
-            calls: list[LLMCall] = []
-            answer = self.client.parse(
-                messages,
-                model,
-                purpose=purpose,
-                temperature=0.0,
-                episode_id=episode_id,
-                calls=calls,
-            )
-            problems = check(answer)
-            if not problems:
-                return answer
-            if attempt == 1:
-                raise ModelError(
-                    f"{purpose}: the model's answer still fails its check after a "
-                    f"correction: {'; '.join(problems)}",
-                    purpose=purpose,
-                    call=calls[-1] if calls else None,
-                )
-            content = (calls[-1].response or {}).get("content") if calls else None
-            text = (
+        """One checked structured call with at most one correction (``bare``: the
+        correction is the check's first problem alone, else the problems and ``valid``)."""
+        return checked_answer(
+            self.client,
+            messages,
+            model,
+            purpose=purpose,
+            check=check,
+            correction=lambda problems: (
                 problems[0]
                 if bare
                 else CORRECTION_TEMPLATE.format(problems="; ".join(problems), valid=valid)
-            )
-            messages = [
-                *messages,
-                {"role": "assistant", "content": content or answer.model_dump_json()},
-                {"role": "user", "content": text},
-            ]
-        raise AssertionError("unreachable")  # pragma: no cover
+            ),
+            episode_id=episode_id,
+        )
 
 
 # -- rendering ------------------------------------------------------------------------------
@@ -461,7 +431,7 @@ def render_case(case: BuildCase, max_steps_chars: int = STEPS_CHARS) -> str:
         steps=render_steps(case.steps, max_steps_chars) if case.steps else "(no steps)",
         fired=", ".join(case.fired) or "none",
         rule_count=len(case.rules),
-        rules=render_rules(case.rules) if case.rules else NO_RULES,
+        rules=render_rules(case.rules, logs=True) if case.rules else NO_RULES,
     )
     thoughts = "\n".join(f"[{i}] {t}" for i, t in sorted(case.thoughts.items()))
     if thoughts:
@@ -477,25 +447,6 @@ def render_build(case: BuildCase, cause: Cause, max_steps_chars: int = STEPS_CHA
         trajectory=render_case(case, max_steps_chars),
         label=label,
     )
-
-
-def render_rules(rules: Sequence[ManualRule]) -> str:
-    """Every rule with its id, type, content, (clipped) example and validation logs."""
-    blocks = []
-    for rule in rules:
-        example = rule.example.strip()
-        if len(example) > EXAMPLE_CHARS:
-            example = example[: EXAMPLE_CHARS - 1] + "…"
-        blocks.append(
-            RULE_TEMPLATE.format(
-                id=rule.id,
-                type=rule.type,
-                content=rule.content.strip(),
-                example=EXAMPLE_TEMPLATE.format(example=example) if example else "",
-                logs=", ".join(rule.validation_logs),
-            )
-        )
-    return "\n\n".join(blocks)
 
 
 # -- checks and conversion ------------------------------------------------------------------

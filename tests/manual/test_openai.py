@@ -9,9 +9,8 @@ from store import ManualRule, Store
 from tests.llm_server import ChatServer
 from tests.manual.test_formulate import anchors, fill, headings, links
 from workbench.llm import ModelError
-from workbench.llm.openai_manual import PURPOSE, GroupingAnswer
-from workbench.llm.openai_reasoner import OpenAIReasoner
 from workbench.manual.formulate import RuleGroup, formulate
+from workbench.manual.openai import PURPOSE, GroupingAnswer, OpenAIFormulator
 
 RULES = [
     ManualRule(
@@ -40,7 +39,7 @@ DROPS_RULE_2 = answer(("Moving between rooms", ["rule_1", "rule_3"]))
 
 def test_the_prompt_shows_every_rule_and_a_good_grouping_is_returned(client, chat_server, store):
     chat_server.queue(GOOD)
-    groups = OpenAIReasoner(client).group_rules(RULES)
+    groups = OpenAIFormulator(client).group_rules(RULES)
     assert [(g.title, g.rule_ids) for g in groups] == [
         ("Moving between rooms", ["rule_1", "rule_3"]),
         ("Heating", ["rule_2"]),
@@ -59,7 +58,7 @@ def test_the_prompt_shows_every_rule_and_a_good_grouping_is_returned(client, cha
 
 def test_a_grouping_that_drops_a_rule_gets_one_correction(client, chat_server):
     chat_server.queue(DROPS_RULE_2, GOOD)
-    groups = OpenAIReasoner(client).group_rules(RULES)
+    groups = OpenAIFormulator(client).group_rules(RULES)
     assert [g.title for g in groups] == ["Moving between rooms", "Heating"]
     assert chat_server.request_count == 2
     correction = chat_server.requests[1].messages[-1]["content"]
@@ -71,7 +70,7 @@ def test_a_grouping_failing_twice_fails_clearly(client, chat_server, store):
     repeats = answer(("Rooms", ["rule_1", "rule_3"]), ("More", ["rule_3", "rule_2", "rule_9"]))
     chat_server.queue(DROPS_RULE_2, repeats)
     with pytest.raises(ModelError) as raised:
-        OpenAIReasoner(client).group_rules(RULES)
+        OpenAIFormulator(client).group_rules(RULES)
     message = str(raised.value)
     assert message.startswith("manual.formulate: the model's grouping still does not place")
     assert "rule_3 appears 2 times (in 'Rooms', 'More')" in message
@@ -89,7 +88,7 @@ def test_formulating_with_the_model_stores_its_groups(client, chat_server, store
             ("Open problems", ["rule_4"]),
         )
     )
-    manual = formulate(store, OpenAIReasoner(client))
+    manual = formulate(store, OpenAIFormulator(client))
     assert manual.reasoner == "openai:test-model"
     assert manual.rules == ["rule_1", "rule_3", "rule_2", "rule_4"]
     assert [text for level, text in headings(manual.markdown) if level == 2][1:4] == [
@@ -100,7 +99,7 @@ def test_formulating_with_the_model_stores_its_groups(client, chat_server, store
     assert "What Boiling water is about." in manual.markdown
     assert set(links(manual.markdown)) <= anchors(manual.markdown)
     # the same rules again: answered from the cache, no new version
-    assert formulate(store, OpenAIReasoner(client)).version == 1
+    assert formulate(store, OpenAIFormulator(client)).version == 1
     assert chat_server.request_count == 1
 
 
@@ -111,6 +110,6 @@ def test_formulating_fails_clearly_when_the_model_keeps_dropping_a_rule(
     drops = answer(("All", ["rule_1", "rule_2", "rule_3"]))
     chat_server.queue(drops, drops)
     with pytest.raises(ModelError, match="rule_4 is in no group"):
-        formulate(store, OpenAIReasoner(client))
+        formulate(store, OpenAIFormulator(client))
     assert store.manuals() == []
     assert "rule_4 is in no group" in chat_server.prompt_text()

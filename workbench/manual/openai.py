@@ -1,4 +1,4 @@
-"""The Formulator's judgment for :class:`~workbench.llm.openai_reasoner.OpenAIReasoner`.
+"""The Formulator's judgment by any OpenAI-compatible model (:class:`OpenAIFormulator`).
 
 One structured-output call (purpose ``manual.formulate``, temperature 0) shows the model every
 rule of the rule system — id, type, content and example — and asks for groups by target
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from store import ManualRule
-from store.records import LLMCall
-from workbench.llm.client import ChatClient, ModelError
+from workbench.llm.answers import checked_answer
+from workbench.llm.client import ChatClient
 from workbench.manual.formulate import RuleGroup, check_groups
 
 PURPOSE = "manual.formulate"
@@ -63,7 +63,11 @@ RULE_TEMPLATE = """\
 <content>
 {content}
 </content>
-{example}</rule>"""
+{example}{logs}</rule>"""
+
+LOGS_TEMPLATE = """\
+<validation_logs>{logs}</validation_logs>
+"""
 
 EXAMPLE_TEMPLATE = """\
 <example>
@@ -85,6 +89,24 @@ class GroupingAnswer(BaseModel):
     groups: list[RuleGroup]
 
 
+class OpenAIFormulator:
+    """The :class:`~workbench.manual.formulate.Formulator` over a chat model."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self.client = client
+        self.name = f"openai:{client.model}"
+
+    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
+        """The model's grouping of ``rules`` (purpose ``manual.formulate``), checked to place
+        every rule exactly once.
+
+        Raises:
+            ModelError: the call failed, or the grouping still fails the check after one
+                correction (the message names each rule concerned).
+        """
+        return group_rules(self.client, rules)
+
+
 def group_rules(client: ChatClient, rules: Sequence[ManualRule]) -> list[RuleGroup]:
     """The model's grouping of ``rules``, checked; corrected once, else an error.
 
@@ -94,36 +116,32 @@ def group_rules(client: ChatClient, rules: Sequence[ManualRule]) -> list[RuleGro
     """
     if not rules:
         return []
-    messages = [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": render_rules(rules)},
-    ]
-    for attempt in range(2):
-        calls: list[LLMCall] = []
-        answer = client.parse(
-            messages, GroupingAnswer, purpose=PURPOSE, temperature=0.0, calls=calls
-        )
-        problems = check_groups(rules, answer.groups)
-        if not problems:
-            return answer.groups
-        if attempt == 1:
-            raise ModelError(
-                f"{PURPOSE}: the model's grouping still does not place every rule exactly "
-                f"once after a correction: {'; '.join(problems)}",
-                purpose=PURPOSE,
-                call=calls[-1] if calls else None,
-            )
-        content = (calls[-1].response or {}).get("content") if calls else None
-        messages = [
-            *messages,
-            {"role": "assistant", "content": content or answer.model_dump_json()},
-            {"role": "user", "content": correction(problems, rules)},
-        ]
-    raise AssertionError("unreachable")  # pragma: no cover
+    answer = checked_answer(
+        client,
+        [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": render_rule_system(rules)},
+        ],
+        GroupingAnswer,
+        purpose=PURPOSE,
+        check=lambda answer: check_groups(rules, answer.groups),
+        correction=lambda problems: correction(problems, rules),
+        failure="the model's grouping still does not place every rule exactly once after a "
+        "correction",
+    )
+    return answer.groups
 
 
-def render_rules(rules: Sequence[ManualRule]) -> str:
+def render_rule_system(rules: Sequence[ManualRule]) -> str:
     """The user message: every rule with its type, content and (clipped) example."""
+    return RULES_TEMPLATE.format(
+        count=len(rules), ids=", ".join(r.id for r in rules), rules=render_rules(rules)
+    )
+
+
+def render_rules(rules: Sequence[ManualRule], *, logs: bool = False) -> str:
+    """Every rule with its id, type, content, (clipped) example and, with ``logs``, its
+    validation logs: how the Formulator and the Builder show the rule system."""
     blocks = []
     for rule in rules:
         example = rule.example.strip()
@@ -135,11 +153,10 @@ def render_rules(rules: Sequence[ManualRule]) -> str:
                 type=rule.type,
                 content=rule.content.strip(),
                 example=EXAMPLE_TEMPLATE.format(example=example) if example else "",
+                logs=LOGS_TEMPLATE.format(logs=", ".join(rule.validation_logs)) if logs else "",
             )
         )
-    return RULES_TEMPLATE.format(
-        count=len(rules), ids=", ".join(r.id for r in rules), rules="\n\n".join(blocks)
-    )
+    return "\n\n".join(blocks)
 
 
 def correction(problems: Sequence[str], rules: Sequence[ManualRule]) -> str:

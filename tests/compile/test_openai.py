@@ -6,13 +6,11 @@ from __future__ import annotations
 import pytest
 
 from tests.llm_server import refusal
+from workbench.analyze.analyst import FailureCase
 from workbench.compile import heuristic
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT, RETURN_SCHEMA
-from workbench.compile.proposals import MemberCase
-from workbench.compile.specs import to_spec
-from workbench.llm import ModelError
-from workbench.llm.openai_compile import (
+from workbench.compile.openai import (
     ActivationAnswer,
     BoundaryAnswer,
     CitationAnswer,
@@ -24,6 +22,7 @@ from workbench.llm.openai_compile import (
     InputValue,
     ObligationAnswer,
     ObservedAnswer,
+    OpenAICompiler,
     ProbeAnswer,
     ProcedureFormAnswer,
     RuleAnswer,
@@ -37,8 +36,10 @@ from workbench.llm.openai_compile import (
     SubagentSlots,
     to_proposal,
 )
-from workbench.llm.openai_reasoner import OpenAIReasoner
-from workbench.llm.reasoner import CaseStep, FailureCase
+from workbench.compile.proposals import MemberCase
+from workbench.compile.specs import to_spec
+from workbench.llm import ModelError
+from workbench.llm.steps import CaseStep
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
 HALL = "This room is called the hallway. You see a door to the kitchen (that is closed)."
@@ -182,7 +183,7 @@ def by_id(*members: MemberCase) -> dict[int, MemberCase]:
 
 def test_a_well_formed_spec_answer_becomes_a_supported_spec(client, chat_server, store):
     chat_server.queue(GOOD_SPEC)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAICompiler(client)
     [proposal] = reasoner.extract_specs(MEMBERS)
     assert proposal.members == [11, 12] and proposal.supported
     assert proposal.mechanism == "blocked-precondition"
@@ -200,7 +201,7 @@ def test_a_well_formed_spec_answer_becomes_a_supported_spec(client, chat_server,
 
 def test_the_spec_prompt_shows_every_member_with_its_runs_and_reading(client, chat_server):
     chat_server.queue(GOOD_SPEC)
-    OpenAIReasoner(client).extract_specs(MEMBERS)
+    OpenAICompiler(client).extract_specs(MEMBERS)
     system, user = chat_server.requests[0].messages
     assert "does not choose an artifact type" in system["content"]
     assert "`{1}`" in system["content"] and "absent: true" in system["content"]
@@ -228,7 +229,7 @@ def test_a_long_member_is_trimmed_around_its_own_causal_step(client, chat_server
     ]
     long.start = 150
     chat_server.queue(UNSUPPORTED)
-    OpenAIReasoner(client, max_steps_chars=4000).extract_specs([long, MEMBERS[1]])
+    OpenAICompiler(client, max_steps_chars=4000).extract_specs([long, MEMBERS[1]])
     text = chat_server.prompt_text()
     failed = text.split('<failed_run episode="ep-a" steps="200">')[1].split("</failed_run>")[0]
     assert len(failed) <= 2000  # each of the two members gets half the budget
@@ -242,7 +243,7 @@ def test_each_cluster_gets_its_own_call(client, chat_server, store):
     chat_server.responder = lambda body: (
         GOOD_SPEC if "Cluster 3 " in body["messages"][1]["content"] else UNSUPPORTED
     )
-    supported, deferred = OpenAIReasoner(client).extract_specs([*MEMBERS, OTHER])
+    supported, deferred = OpenAICompiler(client).extract_specs([*MEMBERS, OTHER])
     assert supported.members == [11, 12] and supported.supported
     assert deferred.members == [13] and not deferred.supported
     assert deferred.reason == "analysis 13 needs a different correction"
@@ -253,7 +254,7 @@ def test_each_cluster_gets_its_own_call(client, chat_server, store):
 
 def test_a_citation_of_a_missing_step_gets_one_correction(client, chat_server):
     chat_server.queue(BAD_CITATION, GOOD_SPEC)
-    [proposal] = OpenAIReasoner(client).extract_specs(MEMBERS)
+    [proposal] = OpenAICompiler(client).extract_specs(MEMBERS)
     assert proposal.supported
     retry = chat_server.requests[1].messages
     assert retry[:2] == chat_server.requests[0].messages
@@ -267,7 +268,7 @@ def test_a_citation_of_a_missing_step_gets_one_correction(client, chat_server):
 
 def test_an_answer_failing_twice_is_deferred_with_the_reason(client, chat_server, store):
     chat_server.queue(BAD_CITATION, BAD_CITATION)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAICompiler(client)
     [proposal] = reasoner.extract_specs(MEMBERS)
     assert not proposal.supported and proposal.members == [11, 12]
     assert proposal.reason == (
@@ -314,7 +315,7 @@ def test_every_failed_check_is_named_in_the_correction_and_the_reason(
     client, chat_server, bad, problem
 ):
     chat_server.queue(bad, bad)
-    [proposal] = OpenAIReasoner(client).extract_specs(MEMBERS)
+    [proposal] = OpenAICompiler(client).extract_specs(MEMBERS)
     assert not proposal.supported
     assert proposal.reason.startswith("model answer failed checks: ")
     assert problem in proposal.reason
@@ -325,7 +326,7 @@ def test_a_model_error_defers_the_cluster_instead_of_raising(client, chat_server
     chat_server.responder = lambda body: (
         refusal("No.") if "Cluster 3 " in body["messages"][1]["content"] else UNSUPPORTED
     )
-    failed, other = OpenAIReasoner(client).extract_specs([*MEMBERS, OTHER])
+    failed, other = OpenAICompiler(client).extract_specs([*MEMBERS, OTHER])
     assert not failed.supported and failed.members == [11, 12]
     assert "refused: No." in failed.reason
     assert other.members == [13] and other.reason == UNSUPPORTED.reason  # still asked
@@ -334,7 +335,7 @@ def test_a_model_error_defers_the_cluster_instead_of_raising(client, chat_server
 
 def test_the_same_cluster_twice_is_answered_from_the_cache(client, chat_server, store):
     chat_server.queue(GOOD_SPEC)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAICompiler(client)
     assert reasoner.extract_specs(MEMBERS) == reasoner.extract_specs(MEMBERS)
     assert chat_server.request_count == 1
     hit, miss = store.calls("compile.spec")
@@ -390,7 +391,7 @@ RULE = RuleAnswer(
 
 def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, store, spec):
     chat_server.queue(RULE)
-    proposal = OpenAIReasoner(client).propose_contract(spec, "rule", [])
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
     contract = proposal.contract
     assert contract is not None and contract["name"] == "open-door-before-go-to"
     assert contract["positive"] == [
@@ -457,7 +458,7 @@ def test_the_controller_refuses_a_closure_the_contract_does_not_back(
         }
     )
     chat_server.queue(answer)
-    proposal = OpenAIReasoner(client).propose_contract(spec, "rule", [])
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
     assert all(r.status for r in answer.closure.__dict__.values())  # the model claims closure
     attempt = decide(spec, proposal, 1, [])
     assert not attempt.closed
@@ -528,7 +529,7 @@ SUBAGENT = SubagentAnswer(
 
 def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_server, spec):
     chat_server.queue(SKILL, SUBAGENT)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAICompiler(client)
     skill = reasoner.propose_contract(spec, "skill", []).contract
     assert skill is not None
     assert skill["inputs"] == ["1"] and skill["name"] == "open-door-first"
@@ -560,7 +561,7 @@ def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_serve
 def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, chat_server, spec):
     chat_server.queue(SKILL)
     carried = ["rule decision: the correction takes two dependent decisions"]
-    OpenAIReasoner(client).propose_contract(spec, "skill", carried)
+    OpenAICompiler(client).propose_contract(spec, "skill", carried)
     system, user = chat_server.requests[0].messages
     assert "The schema is a SKILL." in system["content"]
     assert (
@@ -589,7 +590,7 @@ def test_a_schema_that_cannot_own_the_intervention_proposes_no_contract(
             closure=RULE_CLOSURE.model_copy(update={"state": opened(witness)}),
         )
     )
-    proposal = OpenAIReasoner(client).propose_contract(spec, "subagent", ["rule state: x"])
+    proposal = OpenAICompiler(client).propose_contract(spec, "subagent", ["rule state: x"])
     assert proposal.kind == "subagent" and proposal.contract is None
     assert [r.obligation for r in proposal.report] == [
         "observation",
@@ -607,7 +608,7 @@ def test_a_schema_that_cannot_own_the_intervention_proposes_no_contract(
 
 def test_the_same_contract_twice_is_answered_from_the_cache(client, chat_server, store, spec):
     chat_server.queue(RULE)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAICompiler(client)
     first = reasoner.propose_contract(spec, "rule", [])
     assert reasoner.propose_contract(spec, "rule", []) == first
     assert chat_server.request_count == 1
@@ -618,5 +619,5 @@ def test_the_same_contract_twice_is_answered_from_the_cache(client, chat_server,
 def test_a_failed_contract_call_raises(client, chat_server, spec):
     chat_server.queue(refusal("No."))
     with pytest.raises(ModelError, match=r"refused: No\.") as raised:
-        OpenAIReasoner(client).propose_contract(spec, "rule", [])
+        OpenAICompiler(client).propose_contract(spec, "rule", [])
     assert raised.value.purpose == "compile.contract.rule"

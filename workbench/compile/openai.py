@@ -1,4 +1,4 @@
-"""Compilation judgments of :class:`~workbench.llm.openai_reasoner.OpenAIReasoner`.
+"""Compilation's judgments by any OpenAI-compatible model (:class:`OpenAICompiler`).
 
 **Spec extraction** makes one structured-output call per cluster (purpose ``compile.spec``,
 temperature 0). The prompt shows every member's instruction and named phrases, the
@@ -45,19 +45,19 @@ from store import (
     Scope,
 )
 from store.artifacts import StateOwner
-from store.records import LLMCall
 from workbench.compare import entity_phrases
 from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
 from workbench.compile.specs import claims_of, traceability
+from workbench.llm.answers import CheckFailed, checked_answer
 from workbench.llm.client import ChatClient, ModelError
-from workbench.llm.openai_reasoner import (
+from workbench.llm.steps import (
     CONTRAST_SHARE,
     MIN_STEPS_CHARS,
+    CaseStep,
     render_steps,
     step_ranges,
 )
-from workbench.llm.reasoner import CaseStep
 
 SPEC_PURPOSE = "compile.spec"
 CONTRACT_PURPOSE = "compile.contract.{kind}"
@@ -535,6 +535,42 @@ ANSWERS: dict[str, type[ContractAnswer]] = {
 }
 
 
+# -- the compiler ----------------------------------------------------------------------------
+
+
+class OpenAICompiler:
+    """The :class:`~workbench.compile.proposals.Compiler` over a chat model.
+
+    Args:
+        client: the logged, cached model client.
+        max_steps_chars: characters the step listings of one cluster's prompt may take.
+    """
+
+    def __init__(self, client: ChatClient, *, max_steps_chars: int = 12000) -> None:
+        if max_steps_chars < MIN_STEPS_CHARS:
+            raise ValueError(f"max_steps_chars must be at least {MIN_STEPS_CHARS}")
+        self.client = client
+        self.max_steps_chars = max_steps_chars
+        self.name = f"openai:{client.model}"
+
+    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
+        """One spec proposal per cluster of ``members``, checked against their runs and the
+        engine's traceability check; a cluster whose answer still fails after one
+        correction, or whose call fails, is deferred with the reason (never raised)."""
+        return extract_specs(self.client, members, self.max_steps_chars)
+
+    def propose_contract(
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+    ) -> AttemptProposal:
+        """The model's ``kind`` contract for ``spec`` and its four-entry closure report, for
+        the closure controller to decide on.
+
+        Raises:
+            ModelError: the call failed (after the client's retries).
+        """
+        return propose_contract(self.client, spec, kind, carried)
+
+
 # -- spec extraction -------------------------------------------------------------------------
 
 
@@ -562,31 +598,21 @@ def cluster_spec(
         {"role": "user", "content": render_cluster(cluster_id, members, max_steps_chars)},
     ]
     episode = members[0].case.episode_id if len(members) == 1 else None
-    problems: list[str] = []
     try:
-        for attempt in range(2):
-            calls: list[LLMCall] = []
-            answer = client.parse(
-                messages,
-                SpecAnswer,
-                purpose=SPEC_PURPOSE,
-                temperature=0.0,
-                episode_id=episode,
-                calls=calls,
-            )
-            problems = check_spec(answer, members)
-            if not problems:
-                return to_proposal(answer, ids)
-            if attempt == 0:
-                content = (calls[-1].response or {}).get("content") if calls else None
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": content or answer.model_dump_json()},
-                    {"role": "user", "content": spec_correction(problems, members)},
-                ]
+        answer = checked_answer(
+            client,
+            messages,
+            SpecAnswer,
+            purpose=SPEC_PURPOSE,
+            check=lambda answer: check_spec(answer, members),
+            correction=lambda problems: spec_correction(problems, members),
+            episode_id=episode,
+        )
+    except CheckFailed as failed:
+        return deferred(ids, FAILED_CHECKS + "; ".join(failed.problems))
     except ModelError as error:
         return deferred(ids, str(error))
-    return deferred(ids, FAILED_CHECKS + "; ".join(problems))
+    return to_proposal(answer, ids)
 
 
 def deferred(ids: list[int], reason: str) -> SpecProposal:

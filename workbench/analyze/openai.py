@@ -1,7 +1,7 @@
-"""A :class:`~workbench.llm.reasoner.Reasoner` backed by any OpenAI-compatible model.
+"""The analysis stage's judgment by any OpenAI-compatible model.
 
 One structured-output call per failure (purpose ``analyze.failure``, temperature 0) asks the
-model for a :class:`~workbench.llm.reasoner.Proposal`: the evaluator-visible failure, the
+model for a :class:`~workbench.analyze.analyst.Proposal`: the evaluator-visible failure, the
 earliest decision span that made success unreachable, the behavioural change required there,
 an abstract trigger and correction, and the steps that back each claim. The case is rendered
 as step listings trimmed to a character budget (first and last steps and the region where the
@@ -10,27 +10,17 @@ failed and successful runs first differ are kept; omissions are counted in the p
 The answer is then checked mechanically: the span must be ordered and every index must name a
 step of the run it cites. A violating answer gets one correction message naming exactly what
 was wrong; a second violation raises :class:`~workbench.llm.client.ModelError`.
-
-Compilation's judgments (intervention specs per cluster, contract proposals per schema) are
-made the same way, by :mod:`workbench.llm.openai_compile`, and the Formulator's grouping of
-the manual's rules by :mod:`workbench.llm.openai_manual`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-from store.records import LLMCall
+from workbench.analyze.analyst import FailureCase, Proposal
 from workbench.compare import normalize_action
-from workbench.llm.client import ChatClient, ModelError
-from workbench.llm.reasoner import CaseStep, FailureCase, Proposal
-
-if TYPE_CHECKING:
-    from store import ArtifactKind, InterventionSpec, ManualRule
-    from workbench.compile.proposals import AttemptProposal, MemberCase, SpecProposal
-    from workbench.llm.openai_builder import OpenAIBuilder
-    from workbench.manual.formulate import RuleGroup
+from workbench.llm.answers import checked_answer
+from workbench.llm.client import ChatClient
+from workbench.llm.steps import CONTRAST_SHARE, MIN_STEPS_CHARS, render_steps, step_ranges
 
 PURPOSE = "analyze.failure"
 
@@ -104,21 +94,8 @@ CORRECTION_TEMPLATE = """\
 Your answer does not fit the listings: {problems}. {valid} Answer again with the whole JSON \
 object, citing only steps that exist."""
 
-OMITTED_GAP = "[... {count} steps omitted ...]"
-OMITTED_TOTAL = "({omitted} of {total} steps omitted to fit the prompt)"
 
-MIN_STEPS_CHARS = 1000
-"""The smallest ``max_steps_chars`` accepted: room for the first and last steps at least."""
-LINE_SHARE = 4
-"""One step's line may take at most this fraction (1/n) of its run's budget."""
-MIN_LINE_CHARS = 160
-FOCUS_RADIUS = 4
-"""Steps kept on each side of the first difference between the runs (budget permitting)."""
-CONTRAST_SHARE = 3
-"""When both runs do not fit, the successful run gets at most 1/n of the budget."""
-
-
-class OpenAIReasoner:
+class OpenAIAnalyst:
     """Judges failures with a chat model through a :class:`ChatClient`.
 
     Args:
@@ -144,76 +121,20 @@ class OpenAIReasoner:
         """
         if not case.steps:
             raise ValueError(f"episode {case.episode_id}: the failed run has no steps")
-        messages: list[dict[str, str]] = [
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_case(case, self.max_steps_chars)},
-        ]
-        for attempt in range(2):
-            calls: list[LLMCall] = []
-            proposal = self.client.parse(
-                messages,
-                Proposal,
-                purpose=PURPOSE,
-                temperature=0.0,
-                episode_id=case.episode_id,
-                calls=calls,
-            )
-            problems = check_proposal(proposal, case)
-            if not problems:
-                return proposal
-            if attempt == 1:
-                raise ModelError(
-                    f"{PURPOSE}: episode {case.episode_id}: the model's answer still does not "
-                    f"fit the case after a correction: {'; '.join(problems)}",
-                    purpose=PURPOSE,
-                    call=calls[-1] if calls else None,
-                )
-            answer = (calls[-1].response or {}).get("content") if calls else None
-            messages = [
-                *messages,
-                {"role": "assistant", "content": answer or proposal.model_dump_json()},
-                {"role": "user", "content": _correction(problems, case)},
-            ]
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def extract_specs(self, members: list[MemberCase]) -> list[SpecProposal]:
-        """One spec proposal per cluster of ``members``, checked against their runs and the
-        engine's traceability check; a cluster whose answer still fails after one
-        correction, or whose call fails, is deferred with the reason (never raised)."""
-        from workbench.llm import openai_compile  # it renders with this module's helpers
-
-        return openai_compile.extract_specs(self.client, members, self.max_steps_chars)
-
-    def propose_contract(
-        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
-    ) -> AttemptProposal:
-        """The model's ``kind`` contract for ``spec`` and its four-entry closure report, for
-        the closure controller to decide on.
-
-        Raises:
-            ModelError: the call failed (after the client's retries).
-        """
-        from workbench.llm import openai_compile
-
-        return openai_compile.propose_contract(self.client, spec, kind, carried)
-
-    def group_rules(self, rules: list[ManualRule]) -> list[RuleGroup]:
-        """The model's grouping of ``rules`` (purpose ``manual.formulate``), checked to place
-        every rule exactly once.
-
-        Raises:
-            ModelError: the call failed, or the grouping still fails the check after one
-                correction (the message names each rule concerned).
-        """
-        from workbench.llm import openai_manual
-
-        return openai_manual.group_rules(self.client, rules)
-
-    def builder(self) -> OpenAIBuilder:
-        """The building stage's Builder and Consolidator on the same client."""
-        from workbench.llm.openai_builder import OpenAIBuilder
-
-        return OpenAIBuilder(self.client)
+        return checked_answer(
+            self.client,
+            [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": render_case(case, self.max_steps_chars)},
+            ],
+            Proposal,
+            purpose=PURPOSE,
+            check=lambda proposal: check_proposal(proposal, case),
+            correction=lambda problems: _correction(problems, case),
+            failure=f"episode {case.episode_id}: the model's answer still does not fit the "
+            "case after a correction",
+            episode_id=case.episode_id,
+        )
 
 
 def check_proposal(proposal: Proposal, case: FailureCase) -> list[str]:
@@ -262,29 +183,6 @@ def render_case(case: FailureCase, max_steps_chars: int = 12000) -> str:
     )
 
 
-def render_steps(steps: Sequence[CaseStep], budget: int, focus: int | None = None) -> str:
-    """``steps`` as `[index] action -> observation (reward)` lines, at most ``budget`` chars.
-
-    When they do not all fit, the first and last steps are kept, then the steps around
-    position ``focus`` (where the runs first differ), then steps from both ends inwards;
-    each gap is marked with its size and a last line says how many steps were omitted.
-    """
-    cap = max(MIN_LINE_CHARS, budget // LINE_SHARE)
-    lines = [_step_line(step, cap) for step in steps]
-    if _joined_length(lines) <= budget:
-        return "\n".join(lines)
-    total = len(lines)
-    gap = len(OMITTED_GAP.format(count=total)) + 1
-    used = len(OMITTED_TOTAL.format(omitted=total, total=total)) + gap
-    kept: set[int] = set()
-    for position in _priority(total, focus):
-        cost = len(lines[position]) + 1 + gap  # the line and, at worst, one more gap marker
-        if used + cost <= budget:
-            kept.add(position)
-            used += cost
-    return _assemble(lines, kept)
-
-
 # -- rendering ----------------------------------------------------------------------------
 
 
@@ -298,57 +196,6 @@ def _render_runs(case: FailureCase, budget: int, focus: int | None) -> tuple[str
     failed = render_steps(case.steps, budget - contrast_share, focus)
     contrast = render_steps(case.contrast_steps, budget - len(failed), focus)
     return failed, contrast
-
-
-def _step_line(step: CaseStep, cap: int) -> str:
-    action = _one_line(step.action) or "(no action)"
-    reward = "" if step.reward is None else f" (reward {step.reward:g})"
-    head = f"[{step.index}] {action} -> "
-    room = max(40, cap - len(head) - len(reward))
-    observation = _clip(_one_line(step.observation) or "(no observation)", room)
-    return _clip(head + observation + reward, cap)
-
-
-def _one_line(text: str) -> str:
-    return " / ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _joined_length(lines: Sequence[str]) -> int:
-    return sum(len(line) for line in lines) + max(0, len(lines) - 1)
-
-
-def _priority(total: int, focus: int | None) -> list[int]:
-    """Positions in the order they are worth keeping (each once)."""
-    order = [0, total - 1]
-    if focus is not None:
-        focus = min(max(focus, 0), total - 1)
-        order.append(focus)
-        for offset in range(1, FOCUS_RADIUS + 1):
-            order += [focus - offset, focus + offset]
-    for offset in range(1, total):
-        order += [offset, total - 1 - offset]
-    return list(dict.fromkeys(p for p in order if 0 <= p < total))
-
-
-def _assemble(lines: Sequence[str], kept: set[int]) -> str:
-    out: list[str] = []
-    skipped = 0
-    for position, line in enumerate(lines):
-        if position in kept:
-            if skipped:
-                out.append(OMITTED_GAP.format(count=skipped))
-                skipped = 0
-            out.append(line)
-        else:
-            skipped += 1
-    if skipped:
-        out.append(OMITTED_GAP.format(count=skipped))
-    out.append(OMITTED_TOTAL.format(omitted=len(lines) - len(kept), total=len(lines)))
-    return "\n".join(out)
 
 
 def _first_difference(case: FailureCase) -> int | None:
@@ -380,18 +227,3 @@ def _correction(problems: Sequence[str], case: FailureCase) -> str:
     else:
         valid += "; there is no successful run"
     return CORRECTION_TEMPLATE.format(problems="; ".join(problems), valid=valid + ".")
-
-
-def step_ranges(indices: Iterable[int]) -> str:
-    """``0–12, 15, 17–20``: sorted indices as compact ranges (for correction messages)."""
-    ordered = sorted(set(indices))
-    parts: list[str] = []
-    start = previous = ordered[0]
-    for index in [*ordered[1:], None]:
-        if index is not None and index == previous + 1:
-            previous = index
-            continue
-        parts.append(str(start) if start == previous else f"{start}–{previous}")
-        if index is not None:
-            start = previous = index
-    return ", ".join(parts)

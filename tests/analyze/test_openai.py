@@ -1,4 +1,4 @@
-"""The model-backed reasoner against the scripted chat-completions server on 127.0.0.1."""
+"""The model-backed analyst against the scripted chat-completions server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import re
 import pytest
 
 from tests.llm_server import malformed, refusal
+from workbench.analyze.analyst import Analyst, FailureCase, Proposal
+from workbench.analyze.openai import OpenAIAnalyst, render_case
 from workbench.llm import ModelError
-from workbench.llm.openai_reasoner import OpenAIReasoner, render_case
-from workbench.llm.reasoner import CaseStep, FailureCase, Proposal, Reasoner
+from workbench.llm.steps import CaseStep
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
 
@@ -65,7 +66,7 @@ def answer(**changes) -> dict:
 
 def test_a_well_formed_answer_becomes_a_proposal_and_is_logged(client, chat_server, store):
     chat_server.queue(GOOD)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAIAnalyst(client)
     assert reasoner.name == "openai:test-model"
     proposal = reasoner.analyze_failure(case())
     assert proposal == GOOD
@@ -80,13 +81,13 @@ def test_a_well_formed_answer_becomes_a_proposal_and_is_logged(client, chat_serv
 
 
 def test_it_is_a_reasoner(client):
-    reasoner: Reasoner = OpenAIReasoner(client)
+    reasoner: Analyst = OpenAIAnalyst(client)
     assert callable(reasoner.analyze_failure)
 
 
 def test_the_prompt_carries_the_instruction_and_both_runs(client, chat_server):
     chat_server.queue(GOOD)
-    OpenAIReasoner(client).analyze_failure(case())
+    OpenAIAnalyst(client).analyze_failure(case())
     system, user = chat_server.requests[0].messages
     assert system["role"] == "system" and "EARLIEST" in system["content"]
     assert "<X>" in system["content"] and "contrast_citations" in system["content"]
@@ -103,7 +104,7 @@ def test_the_prompt_carries_the_instruction_and_both_runs(client, chat_server):
 
 def test_without_a_contrast_the_prompt_says_so(client, chat_server):
     chat_server.queue(answer(contrast_citations=[]))
-    OpenAIReasoner(client).analyze_failure(case(contrast=None))
+    OpenAIAnalyst(client).analyze_failure(case(contrast=None))
     text = chat_server.prompt_text()
     assert "No successful run" in text and "<successful_run" not in text
 
@@ -133,7 +134,7 @@ def long_case() -> FailureCase:
 
 def test_a_long_case_is_trimmed_under_the_budget(client, chat_server):
     chat_server.queue(GOOD)
-    OpenAIReasoner(client, max_steps_chars=4000).analyze_failure(long_case())
+    OpenAIAnalyst(client, max_steps_chars=4000).analyze_failure(long_case())
     text = chat_server.prompt_text()
     failed, success = listing(text, "failed_run"), listing(text, "successful_run")
     assert len(failed) + len(success) <= 4000
@@ -159,12 +160,12 @@ def test_a_short_budget_keeps_the_first_and_last_steps(client):
 
 def test_a_budget_below_the_minimum_is_refused(client):
     with pytest.raises(ValueError, match="max_steps_chars"):
-        OpenAIReasoner(client, max_steps_chars=10)
+        OpenAIAnalyst(client, max_steps_chars=10)
 
 
 def test_a_malformed_answer_is_retried(client, chat_server, store):
     chat_server.queue(malformed(), GOOD)
-    assert OpenAIReasoner(client).analyze_failure(case()) == GOOD
+    assert OpenAIAnalyst(client).analyze_failure(case()) == GOOD
     assert chat_server.request_count == 2
     success, failure = store.calls("analyze.failure")
     assert failure.error.startswith("malformed structured output") and success.error == ""
@@ -172,7 +173,7 @@ def test_a_malformed_answer_is_retried(client, chat_server, store):
 
 def test_a_citation_of_a_missing_step_gets_one_correction(client, chat_server, store):
     chat_server.queue(answer(citations=[1, 2, 9]), GOOD)
-    assert OpenAIReasoner(client).analyze_failure(case()) == GOOD
+    assert OpenAIAnalyst(client).analyze_failure(case()) == GOOD
     assert chat_server.request_count == 2
     retry = chat_server.requests[1].messages
     assert retry[:2] == chat_server.requests[0].messages
@@ -198,7 +199,7 @@ def test_a_repeated_violation_raises(client, chat_server, store, changes, contra
     bad = answer(**changes)
     chat_server.queue(bad, bad)
     with pytest.raises(ModelError, match=re.escape(problem)) as raised:
-        OpenAIReasoner(client).analyze_failure(case(contrast=contrast))
+        OpenAIAnalyst(client).analyze_failure(case(contrast=contrast))
     assert "after a correction" in str(raised.value)
     assert raised.value.purpose == "analyze.failure"
     assert raised.value.call is not None and raised.value.call == store.calls()[0]
@@ -209,13 +210,13 @@ def test_a_repeated_violation_raises(client, chat_server, store, changes, contra
 def test_a_refusal_raises(client, chat_server):
     chat_server.queue(refusal("No."))
     with pytest.raises(ModelError, match=r"refused: No\."):
-        OpenAIReasoner(client).analyze_failure(case())
+        OpenAIAnalyst(client).analyze_failure(case())
     assert chat_server.request_count == 1
 
 
 def test_the_same_case_twice_is_answered_from_the_cache(client, chat_server, store):
     chat_server.queue(GOOD)
-    reasoner = OpenAIReasoner(client)
+    reasoner = OpenAIAnalyst(client)
     assert reasoner.analyze_failure(case()) == reasoner.analyze_failure(case()) == GOOD
     assert chat_server.request_count == 1
     hit, miss = store.calls("analyze.failure")
@@ -224,5 +225,5 @@ def test_the_same_case_twice_is_answered_from_the_cache(client, chat_server, sto
 
 def test_a_case_without_steps_is_refused(client, chat_server):
     with pytest.raises(ValueError, match="no steps"):
-        OpenAIReasoner(client).analyze_failure(case(steps=0))
+        OpenAIAnalyst(client).analyze_failure(case(steps=0))
     assert chat_server.request_count == 0

@@ -1,0 +1,73 @@
+"""The analysis stage's judgment and what it exchanges.
+
+An :class:`Analyst` turns a :class:`FailureCase` (everything an analyst may look at about
+one failed episode) into a :class:`Proposal`: the evaluator-visible failure, the earliest
+causal span and the behavioural change required there. Backends:
+:class:`~workbench.analyze.heuristic.HeuristicAnalyst` (offline and deterministic) and
+:class:`~workbench.analyze.openai.OpenAIAnalyst` (any OpenAI-compatible endpoint). Whatever
+the backend, the analyzer checks a proposal mechanically before storing it: every cited
+step must exist.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workbench.llm.steps import CaseStep
+
+
+class FailureCase(BaseModel):
+    """One failed episode with its contrastive evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str
+    family: str
+    instruction: str
+    outcome: str
+    """The evaluator-visible message and score."""
+    steps: list[CaseStep]
+    contrast_id: str | None = None
+    """A successful episode of the same regime, if any."""
+    contrast_same_task: bool = False
+    contrast_instruction: str = ""
+    """The contrast's own instruction (another variation's, for a family-level contrast)."""
+    contrast_steps: list[CaseStep] = Field(default_factory=list)
+
+
+class Proposal(BaseModel):  # the docstring is part of the answer's schema (and cache key)
+    """A reasoner's analysis of one failure. Every claim cites steps."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    failure: str
+    """The evaluator-visible failure, in one sentence."""
+    start: int
+    """First step index of the earliest causal span."""
+    end: int
+    """Last step index of that span (inclusive)."""
+    change: str
+    """The behavioural change required at that point."""
+    trigger: str
+    """The observable condition at the decision point, abstracted (e.g. ``go to <X> | is not open``)."""
+    correction: str
+    """The corrective action, abstracted (e.g. ``open door to <X>``); empty when unknown."""
+    confidence: float = Field(ge=0.0, le=1.0)
+    rationale: str
+    citations: list[int]
+    """Step indices of the failed episode backing the claims."""
+    contrast_citations: list[int] = Field(default_factory=list)
+    """Step indices of the contrast episode backing the required change."""
+
+
+class Analyst(Protocol):
+    """Judges failures. Implementations must be deterministic for the same case and settings."""
+
+    name: str
+    """Recorded on analysis runs and as the span author (``analyzer:<name>``)."""
+
+    def analyze_failure(self, case: FailureCase) -> Proposal:
+        """Propose the failure, its earliest causal span and the required change."""
+        ...
