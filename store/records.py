@@ -28,9 +28,7 @@ def utcnow() -> datetime:
 class Record(BaseModel):
     """Base of all stored records: strict about unknown fields, never coerces silently."""
 
-    # defer_build: a model's validator is built when it is first used, not when the store is
-    # imported (a command such as ``workbench --help`` or ``ls`` uses few of the ~30 models).
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
 class Task(Record):
