@@ -27,15 +27,17 @@ Both UIs start through their real console scripts (``workbench tui --db DB``,
 interpreters. The driver only makes Textual's ``App.run`` headless at 120x36 with an auto
 pilot, which, once the app is ready:
 
-- inspector: waits until its first screen (the run's first page: system and task messages)
-  has handled its pending messages and layout;
+- inspector: goes straight on (its first screen is the run's first page: the system and task
+  messages, mounted by its ``on_mount``);
 - workbench: waits until the Runs screen shows the run, presses ``enter`` on it (what a user
-  does to open it), waits until the Trajectory screen shows its step list and first step;
+  does to open it), waits until the Trajectory screen has its step list and first step;
 
-then renders that screen's full frame once into a terminal-like Rich console (the work a real
-terminal frame costs; the headless driver itself renders nothing), checks that the frame shows
-the first step's text, and quits. The driver imports ``textual.app`` before the console script
-runs; both apps import it anyway.
+then, for both alike, waits until the screen has handled its pending messages and refreshed
+its layout, renders its full frame into a terminal-like Rich console (the work one real
+terminal frame costs; the headless driver itself renders nothing) and checks that the frame
+shows the first step's text — if not yet (mounts still under way), waits and renders again —
+then quits. The frames rendered are printed. The driver imports ``textual.app`` before the
+console script runs; both apps import it anyway.
 
 Prints each pair, its ratio workbench/anchor and whether the target is met. Exit status 0,
 unless ``--check`` is given and a target is missed (then 1).
@@ -96,9 +98,8 @@ async def first_paint(pilot):
         await app.screen.painted.wait()  # its step list and first step are there
     frames, shown = 0, False
     while not shown and frames < 20:  # mounts may still be under way: one more frame then
-        if frames:
-            await pilot.pause()
         await pilot._wait_for_screen()
+        await pilot.pause()  # and the layout is refreshed, as the screen's update timer does
         frames += 1
         shown = marker in frame_text(app)
     result.update(screen=type(app.screen).__name__, shows_first_step=shown, frames=frames)
