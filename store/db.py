@@ -9,10 +9,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, get_args
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from store.analyses import AnalysisTables
 from store.evolution import EvolutionTables
@@ -21,6 +20,9 @@ from store.migrations import migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
 from store.rows import column_names, from_row, to_row
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 DEFAULT_DB = "workbench.db"
 """Database used when neither ``--db`` nor ``WORKBENCH_DB`` names one."""
@@ -191,10 +193,21 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA cache_size = -65536")
         self.conn = conn
-        self.db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()
         self._depth = 0
         self.schema_version = migrate(conn)
+
+    @cached_property
+    def db(self) -> sqlite_utils.Database:
+        """The same connection as a sqlite-utils ``Database`` (table introspection and the like).
+
+        Made on first use: importing sqlite_utils also imports pandas and numpy whenever they
+        are installed (its column-type table covers their types), which costs about half a
+        second of CPU that no command needs just to open a store.
+        """
+        import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
 
     def close(self) -> None:
         """Close the connection."""
