@@ -18,13 +18,15 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import openai
 from pydantic import BaseModel, ValidationError
 
 from store import Store
 from store.records import LLMCall
+
+if TYPE_CHECKING:  # the client library loads when a client is built (it costs ~1 s of CPU)
+    import openai
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds one HTTP request may take."""
@@ -127,6 +129,8 @@ class ChatClient:
         cache: bool = True,
         client: openai.OpenAI | None = None,
     ) -> None:
+        import openai
+
         if not model:
             raise ConfigError("no model name given")
         self.store = store
@@ -426,6 +430,8 @@ def _int(value: Any) -> int | None:
 
 
 def _transient(exc: Exception) -> bool:
+    import openai
+
     if isinstance(exc, openai.APIConnectionError):  # includes timeouts
         return True
     if isinstance(exc, openai.APIStatusError):
@@ -434,6 +440,8 @@ def _transient(exc: Exception) -> bool:
 
 
 def _describe(exc: Exception) -> str:
+    import openai
+
     if isinstance(exc, _Refused):
         return str(exc)
     if isinstance(exc, openai.LengthFinishReasonError):
