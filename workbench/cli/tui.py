@@ -31,8 +31,6 @@ def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None)
     configured backend); the header names a model backend.
     """
     from store import default_db_path
-    from workbench.demo import demo_configs
-    from workbench.executors import LocalPool
 
     path = given_db(db_path)
     if path is not None and not Path(path).exists():
@@ -42,10 +40,7 @@ def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None)
     if path is None:
         path = default_db_path()
         if not path.exists():
-            errors.print(f"no database given: building the demo database {path} first")
-            with open_store(path) as store, LocalPool() as executor:
-                for name, config in demo_configs():
-                    run_and_report(store, config, name, executor)
+            build_demo(path)
     open_store(path).close()  # the same one-line error as every other command for a bad file
     try:
         from tui.app import make_app
@@ -55,3 +50,14 @@ def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None)
             "pip install 'trajectory-workbench[tui]'"
         ) from error
     make_app(path, workspace=given_workspace(workspace), reasoner=reasoner_name).run()
+
+
+def build_demo(path: Path) -> None:
+    """Build the demo database at ``path``, as ``workbench demo`` does."""
+    from workbench.demo import demo_configs
+    from workbench.executors import LocalPool
+
+    errors.print(f"no database given: building the demo database {path} first")
+    with open_store(path) as store, LocalPool() as executor:
+        for name, config in demo_configs():
+            run_and_report(store, config, name, executor)
