@@ -21,6 +21,7 @@ from __future__ import annotations
 import concurrent.futures as futures
 import multiprocessing
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Generic, Self, TypeVar
@@ -125,7 +126,27 @@ def play_job(job_json: str) -> Played:
     return _player.play(EpisodeJob.model_validate_json(job_json))
 
 
-class LocalPool:
+class Closing(ABC):
+    """An executor as a context manager: ``with LocalPool(2) as pool:`` closes it on the way
+    out."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release what the executor holds (worker processes, environments)."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class LocalPool(Closing):
     """Worker processes on this machine (``spawn``: each builds its own JVM), started on the
     first job and kept, with their environments, until :meth:`close`.
 
@@ -180,17 +201,6 @@ class LocalPool:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()
-
 
 def _settle(pending: dict[futures.Future[Played], EpisodeJob]) -> None:
     """Cancel the jobs not started and wait for those in flight (their results are dropped:
@@ -200,7 +210,7 @@ def _settle(pending: dict[futures.Future[Played], EpisodeJob]) -> None:
     futures.wait(pending)
 
 
-class InProcess:
+class InProcess(Closing):
     """Plays jobs one after another in this process (tests, debugging).
 
     It refuses jobs with limits: a time or memory limit on this process would reach the
@@ -227,14 +237,3 @@ class InProcess:
 
     def close(self) -> None:
         self.player.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()
