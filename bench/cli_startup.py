@@ -22,15 +22,20 @@ What one measurement is: the CPU time (user + sys of the child, from
 the median of ``--repeat`` processes after one unmeasured warm-up (which also writes bytecode
 caches). CPU time, not wall time, so that other load on the machine does not blur it.
 
-Both UIs start through their real console scripts (``workbench tui --db DB``,
-``mini-extra inspector FILE``), run by the same small driver (``DRIVER`` below) in their own
-interpreters. The driver only makes Textual's ``App.run`` headless at 120x36 with an auto
-pilot, which, once the app is ready:
+Both UIs start through their real console scripts, each told the run to open:
+``mini-extra inspector FILE`` and ``workbench tui --db DB --episode ID`` (the episode the
+import made of FILE). That is the fair pair: the inspector is given one run file and opens on
+its first step; ``--episode`` is the workbench's way to do the same from the shell (its Runs
+screen is still there beneath, where ``q`` goes back to). Opening the Runs screen first and
+pressing ``enter`` there measures browsing a database, which the inspector does not do.
+
+Both run under the same small driver (``DRIVER`` below) in their own interpreters. The driver
+only makes Textual's ``App.run`` headless at 120x36 with an auto pilot, which, once the app
+is ready:
 
 - inspector: goes straight on (its first screen is the run's first page: the system and task
   messages, mounted by its ``on_mount``);
-- workbench: waits until the Runs screen shows the run, presses ``enter`` on it (what a user
-  does to open it), waits until the Trajectory screen has its step list and first step;
+- workbench: waits until the Trajectory screen has its step list and first step;
 
 then, for both alike, waits until the screen has handled its pending messages and refreshed
 its layout, renders its full frame into a terminal-like Rich console (the work one real
@@ -91,9 +96,7 @@ def frame_text(app):
 async def first_paint(pilot):
     app = pilot.app
     if kind == "workbench":
-        await app.screen.loaded.wait()  # the Runs table shows the run
-        await pilot.press("enter")  # open it
-        while not hasattr(app.screen, "painted"):
+        while not hasattr(app.screen, "painted"):  # the Trajectory screen is pushed
             await pilot.pause()
         await app.screen.painted.wait()  # its step list and first step are there
     frames, shown = 0, False
@@ -264,6 +267,15 @@ def mini_swe_agent_env(cache: Path) -> Path:
     return venv / "bin"
 
 
+def imported_episode(db: Path) -> str:
+    """The id of the one episode in ``db`` (the run imported)."""
+    from store import Store
+
+    with Store(db) as store:
+        (episode,) = store.listing()
+    return episode.id
+
+
 def textual_version(python: Path) -> str:
     out = subprocess.run(
         [str(python), "-c", "from importlib.metadata import version; print(version('textual'))"],
@@ -334,7 +346,15 @@ def main() -> None:
             driver = tmp_path / "first_paint.py"
             driver.write_text(DRIVER)
             ours = ui_command(
-                Path(sys.executable), workbench, "workbench", driver, "tui", "--db", str(db)
+                Path(sys.executable),
+                workbench,
+                "workbench",
+                driver,
+                "tui",
+                "--db",
+                str(db),
+                "--episode",
+                imported_episode(db),
             )
             inspector = ui_command(
                 mini_bin / "python",

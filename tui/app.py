@@ -45,6 +45,8 @@ class WorkbenchApp(App[None]):
         reasoner: the backend the screens' jobs judge with (``heuristic`` or ``openai``);
             ``None``: the configured one (:mod:`workbench.backends`). A model backend is named
             in the header; a misconfigured one there too, and its jobs say why they cannot run.
+        episode: an episode whose Trajectory screen opens at start, over the Runs screen
+            (``None``: the Runs screen).
     """
 
     CSS_PATH = "app.tcss"
@@ -65,12 +67,14 @@ class WorkbenchApp(App[None]):
         poll_interval: float = 1.0,
         workspace: str = "",
         reasoner: str | None = None,
+        episode: str | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
         self.session = Session(StorePool(self.db_path, workspace=workspace), reasoner=reasoner)
         self.page_size = page_size
         self.poll_interval = poll_interval
+        self.episode = episode
         self.title = self.header_title()
 
     def header_title(self) -> str:
@@ -85,6 +89,10 @@ class WorkbenchApp(App[None]):
 
     def get_default_screen(self) -> Screen:
         return RunsScreen(self.session, page_size=self.page_size, poll_interval=self.poll_interval)
+
+    def on_mount(self) -> None:
+        if self.episode is not None:
+            self.open_trajectory(self.episode)
 
     def run(self, **kwargs: Any) -> Any:
         """Run the app until it quits. When an exception ended it (Textual has printed the
@@ -205,10 +213,12 @@ def make_app(
     poll_interval: float = 1.0,
     workspace: str = "",
     reasoner: str | None = None,
+    episode: str | None = None,
 ) -> WorkbenchApp:
     """The app on ``db_path`` (in ``workspace``, e.g. one regime of an evolution experiment,
-    judging with ``reasoner``, by default the configured backend), whose schema is created or
-    migrated first (in this thread, so the app's reader threads never race to migrate)."""
+    judging with ``reasoner``, by default the configured backend; showing ``episode``'s
+    trajectory first if given), whose schema is created or migrated first (in this thread, so
+    the app's reader threads never race to migrate)."""
     Store(db_path).close()
     return WorkbenchApp(
         db_path,
@@ -216,4 +226,5 @@ def make_app(
         poll_interval=poll_interval,
         workspace=workspace,
         reasoner=reasoner,
+        episode=episode,
     )

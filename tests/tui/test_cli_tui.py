@@ -61,3 +61,34 @@ def test_a_crash_in_a_screen_ends_the_process_with_an_error(tui_db, monkeypatch)
     monkeypatch.setattr(WorkbenchApp, "run", lambda self, **kw: run(self, headless=True, **kw))
     result = CliRunner().invoke(cli.main, ["tui", "--db", str(tui_db)], env={"WORKBENCH_DB": ""})
     assert result.exit_code == 1
+
+
+def test_tui_opens_on_the_episode_given(tui_db, monkeypatch):
+    """`--episode ID` opens that trajectory at start, over the Runs screen `q` goes back to;
+    an unknown id is a one-line error."""
+    from tests.tui.conftest import SIZE, settle
+    from tui.screens.runs import RunsScreen
+    from tui.screens.trajectory import TrajectoryScreen
+
+    seen = []
+
+    async def first_screen(pilot) -> None:
+        await settle(pilot)
+        seen.append((type(pilot.app.screen), getattr(pilot.app.screen, "episode_id", None)))
+        await pilot.press("q")
+        await settle(pilot)
+        seen.append(type(pilot.app.screen))
+        pilot.app.exit()
+
+    run = WorkbenchApp.run
+    monkeypatch.setattr(
+        WorkbenchApp,
+        "run",
+        lambda self, **kw: run(self, headless=True, size=SIZE, auto_pilot=first_screen),
+    )
+    args = ["tui", "--db", str(tui_db), "--episode", "boil-1-long"]
+    result = CliRunner().invoke(cli.main, args, env={"WORKBENCH_DB": ""})
+    assert result.exit_code == 0, result.output
+    assert seen == [(TrajectoryScreen, "boil-1-long"), RunsScreen]
+    result = CliRunner().invoke(cli.main, [*args[:-1], "nope"], env={"WORKBENCH_DB": ""})
+    assert result.exit_code != 0 and "no episode 'nope'" in result.output

@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from store import Analysis, Cluster
 from tui.cells import STATUS_STYLES
@@ -31,6 +31,7 @@ from tui.navigation import OpenCompare, OpenCompile, OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze import review
 from workbench.analyze.analyzer import AnalysisReport, analyze
@@ -184,7 +185,7 @@ class ClustersScreen(Screen[None]):
         with Horizontal(id="cluster-detail"):
             yield RecordTable(MEMBER_COLUMNS, id="member-table")
             yield RecordTable(CONTRAST_COLUMNS, id="contrast-table")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"clusters · {self.session.pool.name}"

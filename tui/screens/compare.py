@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from store import Episode, EpisodeFilter, Step
 from tui.data import Session
@@ -20,6 +20,7 @@ from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.alignment_table import LEGEND, AlignmentTable
 from tui.widgets.episode_table import outcome_badge
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.step_detail import StepDetail
 from workbench.compare import Comparison, Pair, compare_episodes, contrast_for
 
@@ -97,7 +98,7 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="compare-panes"):
             yield StepDetail(id="failed-step")
             yield StepDetail(id="success-step")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"compare · {self.session.pool.name}"

@@ -16,7 +16,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from store import ArtifactVersion, Citation, CompileAttempt, InterventionSpec
 from tui.cells import plural, status_text
@@ -25,6 +25,7 @@ from tui.navigation import OpenRepository, OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable, Whole
 from workbench.compile.compiler import CompileReport, compile_run
 from workbench.compile.specs import claims_of
@@ -222,7 +223,7 @@ class CompileScreen(Screen[None]):
         yield RecordTable(SPEC_COLUMNS, id="spec-table", zebra_stripes=True)
         yield RecordTable(FIELD_COLUMNS, id="field-table", wrap=True)
         yield RecordTable(WITNESS_COLUMNS, id="witness-table", wrap=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"compile · {self.session.pool.name}"

@@ -19,13 +19,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Select, Static
+from textual.widgets import Header, Select, Static
 from textual_plotext import PlotextPlot
 
 from store import Checkpoint, Store
 from tui.data import Session
 from tui.screens.help import Help
 from tui.threads import deliver
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.evolution import KINDS, Series, evolution_series, latest_evolution
 
@@ -227,7 +228,7 @@ class EvolutionScreen(Screen[None]):
             for panel in PANELS:
                 yield PlotextPlot(id=f"plot-{panel.replace('_', '-')}")
         yield RecordTable(CHECKPOINT_COLUMNS, id="evo-table", zebra_stripes=True)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"evolution · {self.session.pool.name}"

@@ -19,7 +19,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, MarkdownViewer, Static
+from textual.widgets import DataTable, Header, MarkdownViewer, Static
 
 from store import Manual, ManualRule, RuleEvent, Store
 from tui.cells import plural
@@ -28,6 +28,7 @@ from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.demo import demo_families
 from workbench.executors import LocalPool
@@ -222,7 +223,7 @@ class ManualScreen(Screen[None]):
                 yield RecordTable(RULE_COLUMNS, id="rule-table", zebra_stripes=True)
                 yield RecordTable(HISTORY_COLUMNS, id="history-table")
                 yield RecordTable(LOG_COLUMNS, id="log-table")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"manual · {self.session.pool.name}"

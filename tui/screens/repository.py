@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
 from store import ArtifactVersion, Gate, LedgerEntry, Store
 from tui.cells import mark, plural, status_text
@@ -31,6 +31,7 @@ from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.admit.repository import Admission, admit
 from workbench.executors import LocalPool
@@ -244,7 +245,7 @@ class RepositoryScreen(Screen[None]):
             with VerticalScroll(id="contract-view"):
                 yield Static(id="contract-text")
             yield RecordTable(LEDGER_COLUMNS, id="ledger-table")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"repository · {self.session.pool.name}"

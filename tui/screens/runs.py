@@ -9,7 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import Footer, Header
+from textual.widgets import Header
 
 from store import EpisodeFilter, GroupStats, ListedEpisode, SearchHit
 from tui.data import FilterChoices, Session, filter_choices
@@ -27,6 +27,7 @@ from tui.threads import deliver
 from tui.widgets.episode_table import EpisodeTable
 from tui.widgets.filter_bar import FilterBar
 from tui.widgets.find_bar import FindBar
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.run_summary import RunSummary
 from tui.widgets.search_hits import SearchHits
 
@@ -96,7 +97,7 @@ class RunsScreen(Screen[None]):
         yield EpisodeTable(id="episodes")
         yield FindBar("search steps", "words to find in any step (FTS5 syntax)", id="search")
         yield SearchHits(id="hits")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"runs · {self.session.pool.name}"

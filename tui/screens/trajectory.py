@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, Task
 from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
@@ -26,6 +26,7 @@ from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.episode_table import outcome_badge
 from tui.widgets.find_bar import FindBar
+from tui.widgets.key_footer import KeyFooter
 from tui.widgets.step_detail import StepDetail
 from tui.widgets.step_list import StepList
 
@@ -127,7 +128,7 @@ class TrajectoryScreen(Screen[str]):
             yield StepList(id="steps")
             yield StepDetail(id="detail")
         yield FindBar("find", "text in this trajectory (any case)", id="find")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.sub_title = f"trajectory · {self.session.pool.name}"

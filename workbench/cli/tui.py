@@ -22,13 +22,22 @@ from workbench.cli.runs import run_and_report
 @db_flag("SQLite database file [env WORKBENCH_DB; default: the demo database ./workbench.db].")
 @workspace_flag
 @reasoner_option
-def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None) -> None:
+@click.option(
+    "--episode",
+    "episode_id",
+    metavar="ID",
+    help="Open this episode's trajectory at start (q goes back to the Runs screen).",
+)
+def tui_command(
+    db_path: Path | None, workspace: str, reasoner_name: str | None, episode_id: str | None
+) -> None:
     """Open the terminal UI: runs, trajectories, spans and comparisons.
 
     With no database given (neither --db nor WORKBENCH_DB) it opens the demo database
     ./workbench.db, building it first (as `workbench demo` does) if it does not exist.
     The analyses, compilations and manual jobs started there use --reasoner (else the
-    configured backend); the header names a model backend.
+    configured backend); the header names a model backend. With --episode it opens on that
+    episode's trajectory, as from the Runs screen.
     """
     from store import default_db_path
 
@@ -41,7 +50,9 @@ def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None)
         path = default_db_path()
         if not path.exists():
             build_demo(path)
-    open_store(path).close()  # the same one-line error as every other command for a bad file
+    with open_store(path) as store:  # the same one-line error as every other command
+        if episode_id is not None and store.episode(episode_id) is None:
+            raise click.ClickException(f"no episode {episode_id!r} in {path}")
     try:
         from tui.app import make_app
     except ImportError as error:
@@ -49,7 +60,9 @@ def tui_command(db_path: Path | None, workspace: str, reasoner_name: str | None)
             f"the terminal UI needs textual ({error}); install it with "
             "pip install 'trajectory-workbench[tui]'"
         ) from error
-    make_app(path, workspace=given_workspace(workspace), reasoner=reasoner_name).run()
+    make_app(
+        path, workspace=given_workspace(workspace), reasoner=reasoner_name, episode=episode_id
+    ).run()
 
 
 def build_demo(path: Path) -> None:
