@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 import workbench.cli as cli
-import workbench.cli.tui as cli_tui
+import workbench.cli.runs as cli_runs
 from tui.app import WorkbenchApp
 
 
@@ -35,7 +35,7 @@ def test_tui_refuses_a_missing_database(opened, tmp_path):
 def test_tui_without_a_database_builds_the_demo_first(opened, tmp_path, monkeypatch):
     built = []
     monkeypatch.setattr(
-        cli_tui, "run_and_report", lambda store, config, name, workers: built.append(name)
+        cli_runs, "run_and_report", lambda store, config, name, workers: built.append(name)
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("WORKBENCH_DB", raising=False)

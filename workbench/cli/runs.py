@@ -265,6 +265,16 @@ def _run_like(
     )
 
 
+def play_demo(store: Store, train: int, test: int, workers: int) -> None:
+    """Run (or resume) the demo's batches into ``store``, each summarised as ``run`` does."""
+    from workbench.demo import demo_configs
+    from workbench.executors import LocalPool
+
+    with LocalPool(workers) as executor:
+        for name, config in demo_configs(train, test):
+            run_and_report(store, config, name, executor)
+
+
 @click.command("demo")
 @click.option(
     "--train",
@@ -285,10 +295,5 @@ def _run_like(
 @db_option
 def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
     """Build a demo database offline: the scripted agent on the default environment's real tasks."""
-    from workbench.demo import demo_configs
-    from workbench.executors import LocalPool
-
-    with LocalPool(workers) as executor:
-        for name, config in demo_configs(train, test_):
-            run_and_report(store, config, name, executor)
+    play_demo(store, train, test_, workers)
     console.print(f"demo ready in {store.path}: try `workbench ls --failed` or `workbench stats`")

@@ -11,11 +11,13 @@ from workbench.cli.options import (
     errors,
     given_db,
     given_workspace,
+    local_workers,
     open_store,
     reasoner_option,
     workspace_flag,
 )
-from workbench.cli.runs import run_and_report
+from workbench.cli.runs import play_demo
+from workbench.demo import DEMO_TEST, DEMO_TRAIN
 
 
 @click.command("tui")
@@ -49,7 +51,9 @@ def tui_command(
     if path is None:
         path = default_db_path()
         if not path.exists():
-            build_demo(path)
+            errors.print(f"no database given: building the demo database {path} first")
+            with open_store(path) as store:
+                play_demo(store, DEMO_TRAIN, DEMO_TEST, local_workers())
     with open_store(path) as store:  # the same one-line error as every other command
         if episode_id is not None and store.episode(episode_id) is None:
             raise click.ClickException(f"no episode {episode_id!r} in {path}")
@@ -63,14 +67,3 @@ def tui_command(
     make_app(
         path, workspace=given_workspace(workspace), reasoner=reasoner_name, episode=episode_id
     ).run()
-
-
-def build_demo(path: Path) -> None:
-    """Build the demo database at ``path``, as ``workbench demo`` does."""
-    from workbench.demo import demo_configs
-    from workbench.executors import LocalPool
-
-    errors.print(f"no database given: building the demo database {path} first")
-    with open_store(path) as store, LocalPool() as executor:
-        for name, config in demo_configs():
-            run_and_report(store, config, name, executor)
