@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -195,7 +196,7 @@ def play_episode(
             action=t.action,
             observation=t.observation,
             reward=t.reward,
-            raw={"source": t.source, "score": t.score},
+            raw={**t.info, "source": t.source, "score": t.score},
         )
         for i, t in enumerate(interaction.taken, start=1)
     ]
@@ -244,8 +245,18 @@ def build_env(config: RunConfig, db_path: str | None = None) -> Environment:
     """The environment a run uses (its plugin builds it); with a database, gold paths are kept
     canonical in it."""
     gold_paths = Store(db_path) if db_path else None
-    options = EnvOptions(config.step_limit, config.simplifications, gold_paths)
+    options = EnvOptions(
+        config.step_limit, config.simplifications, gold_paths, cache_dir_beside(db_path)
+    )
     return make_environment(config.env, options)
+
+
+def cache_dir_beside(db_path: str | None) -> str:
+    """The folder worlds keep generated files in for the database ``db_path``
+    (``runs/w.db`` → ``runs/w.cache``); empty for an in-memory store (the world's default)."""
+    if not db_path or db_path == ":memory:":
+        return ""
+    return str(Path(db_path).with_suffix(".cache"))
 
 
 def build_agent(spec: AgentSpec, db_path: str | None, manual: str = "") -> Agent:

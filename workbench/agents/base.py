@@ -69,6 +69,8 @@ class Taken:
     score: float
     source: str
     """Who chose the action: ``agent``, ``rule:<id>``, ``skill:<id>`` or ``subagent:<id>``."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """What the world reported about the new state (see :attr:`Transition.info`)."""
 
 
 @dataclass
@@ -115,7 +117,15 @@ class Interaction:
         result = self.env.step(action)
         self.score = result.score
         self.taken.append(
-            Taken(thought, action, result.observation, result.reward, result.score, source)
+            Taken(
+                thought,
+                action,
+                result.observation,
+                result.reward,
+                result.score,
+                source,
+                result.info,
+            )
         )
         if result.done or self.steps_left <= 0:
             self.done = True

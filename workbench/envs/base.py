@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from store.records import Split
+from workbench.envs.lexicon import GENERIC_MODES, PLAIN, Lexicon, MistakeMode
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Transition:
     done: bool
     score: float
     """The environment's running score."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """Facts the world reports about the new state, recorded with the step (e.g.
+    ``admissible``: the commands it accepts now, when it offers them cheaply)."""
 
 
 class Environment(Protocol):
@@ -122,6 +126,9 @@ class EnvOptions:
     """Variant of the world in the environment's own syntax; empty for the standard one."""
     gold_paths: GoldPaths | None = None
     """Where gold paths are kept canonical across episodes (the run's store), if anywhere."""
+    cache_dir: str = ""
+    """A folder the world may keep generated files in (games, indexes), beside the run's
+    database; empty: the world picks a per-user cache folder."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,19 @@ class EnvironmentPlugin:
     """Families the demo, ``manual build`` and the terminal UI's rule building play."""
     evolve_families: tuple[str, ...] = ()
     """Default stream and held-out families of ``workbench evolve`` (empty: the demo's)."""
+    lexicon: Lexicon = PLAIN
+    """How its actions and room texts read (roles, targets, exits, errors)."""
+    mistake_modes: tuple[MistakeMode, ...] = GENERIC_MODES
+    """The mistakes the scripted agent makes in it, in the order they are planned."""
+    columns: Callable[[str, int], dict[str, str]] | None = None
+    """What tables show of a task, from its family and variation (e.g. ``{"family":
+    "tw-cooking", "level": "2", "seed": "17"}``); ``None``: family and variation."""
+
+    def task_columns(self, family: str, variation: int) -> dict[str, str]:
+        """The columns tables show for a task of this world."""
+        if self.columns is None:
+            return {"family": family, "variation": str(variation)}
+        return self.columns(family, variation)
 
     def evolve_defaults(self) -> tuple[str, ...]:
         """The families ``workbench evolve`` learns and scores on when none are given."""

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from store.records import Split
 from workbench.envs.base import (
@@ -30,6 +32,7 @@ from workbench.envs.base import (
     Reset,
     Transition,
 )
+from workbench.envs.lexicon import ActionRole, Exit, Lexicon, MistakeMode, Role, Scene
 
 SUCCESS_SCORE = 100
 DEFAULT_STEP_LIMIT = 100
@@ -187,6 +190,88 @@ def _version() -> str:
     return version("scienceworld")
 
 
+_BOX = re.compile(r"^(?:move|put) (.+?) (?:to|in) (?:the )?(\w+) box$")
+_COLOURS = re.compile(r"\b(red|green|blue|orange|yellow|purple|violet)\b")
+_DOOR = re.compile(r"door to (?:the )?([\w ]+?) \(that is (open|closed)\)")
+_ROOM = re.compile(r"This (?:room|outside location) is called the ([\w ]+?)\.")
+
+
+class ScienceWorldLexicon(Lexicon):
+    """ScienceWorld's action grammar: doors are opened towards a room (``open door to X``),
+    moves name the room (``go to X``), a task is judged on what the agent focuses on and on
+    the answer box it fills, measuring is using the thermometer or building a circuit, and
+    ``wait``/``wait1`` let time pass."""
+
+    verbs: ClassVar[Mapping[str, Role]] = {
+        **Lexicon.verbs,
+        "open door to": "open",
+        "focus on": "decide",
+        "use thermometer": "check",
+        "connect": "check",
+        "move": "other",
+        # checking is measuring: looking and reading inform no answer box
+        "look at": "other",
+        "read": "other",
+        "examine": "other",
+    }
+
+    def role(self, action: str) -> ActionRole:
+        text = action.strip().lower()
+        if text.startswith("wait"):
+            return ActionRole("wait", "", "wait")
+        box = _BOX.match(text)
+        if box:
+            return ActionRole("decide", box.group(1), text.split(" ", 1)[0])
+        return super().role(text)
+
+    def is_navigation(self, action: str) -> bool:
+        return action.startswith(("open door to ", "go to "))
+
+    def opens_way(self, opened: str, then: str) -> bool:
+        return opened.startswith("open door to ") and then == "go to " + opened[13:]
+
+    def scene(self, text: str) -> Scene | None:
+        room = _ROOM.search(text)
+        if room is None:
+            return None
+        exits = tuple(
+            Exit(
+                name,
+                "open" if state == "open" else "closed",
+                f"go to {name}",
+                f"open door to {name}",
+            )
+            for name, state in _DOOR.findall(text)
+        )
+        return Scene(room.group(1), exits)
+
+    def choices(self, decision: str, instruction: str) -> list[str]:
+        box = _BOX.match(decision)
+        if box is None:
+            return []
+        colours = sorted(set(_COLOURS.findall(instruction)))
+        chosen = box.group(2)
+        return [decision.replace(f"{chosen} box", f"{c} box") for c in colours if c != chosen]
+
+
+MISTAKE_MODES = (
+    MistakeMode("act-on-closed", "act-on-closed"),
+    MistakeMode("wrong-focus", "wrong-object", verbs=("focus on",)),
+    MistakeMode("no-wait", "no-wait"),
+    MistakeMode("decide-before-check", "decide-before-check"),
+    MistakeMode(
+        "wrong-object", "wrong-object", verbs=("move",), exclude=r" box$", same_target=True
+    ),
+    MistakeMode("repeat-invalid", "repeat-invalid"),
+    MistakeMode("stop-early", "stop-early"),
+    MistakeMode("skip-route", "skip-route"),
+)
+"""ScienceWorld's modes, in the order (and with the chances of firing) its episodes have
+always been played: the generic kinds read through :class:`ScienceWorldLexicon`, and two of
+its own — focusing on the wrong object (the simulator may end the run at once) and not
+waiting for a change (boiling, melting) to finish."""
+
+
 def _make(options: EnvOptions) -> ScienceWorld:
     return ScienceWorld(options.step_limit, options.simplifications, options.gold_paths)
 
@@ -197,6 +282,8 @@ PLUGIN = EnvironmentPlugin(
     families=task_names,
     demo_families=("boil", "use-thermometer", "find-living-thing", "test-conductivity"),
     evolve_families=("boil", "find-living-thing", "test-conductivity"),
+    lexicon=ScienceWorldLexicon(),
+    mistake_modes=MISTAKE_MODES,
 )
 """ScienceWorld as registered in the workbench's ``pyproject.toml``. The demo plays AutoRefine's
 pair (boil, use-thermometer) and two more. ``workbench evolve`` leaves use-thermometer out:
