@@ -40,7 +40,7 @@ ALIASES: dict[str, str] = {
     "decide-before-measure": "decide-before-check",
     "wrong-container": "wrong-object",
 }
-"""Former mode names (of the ScienceWorld-only agent), still accepted in rates."""
+"""Former mode names (of the agent that knew one world only), still accepted in rates."""
 
 NEVER_SKIPPED = ("move", "check", "wait")
 """Roles of steps ``skip-step`` never leaves out (walking past rooms is ``skip-route``)."""

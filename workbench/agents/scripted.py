@@ -4,9 +4,9 @@ The mistakes are the kinds LLM agents make in text worlds, planned on any world'
 through its lexicon (:mod:`workbench.agents.mistakes`): each world's plugin lists its mistake
 modes (the generic ones when it lists none — acting on a closed door or container, a wrong
 object or exit of the same verb, deciding before checking, repeating an invalid command,
-stopping early, skipping a step, skipping rooms on a walk — and any of its own, such as
-ScienceWorld's ``wrong-focus`` and ``no-wait``). Each mode fires in an episode with its
-configured probability, at one eligible point of the plan chosen by the episode's seed.
+stopping early, skipping a step, skipping rooms on a walk — and any of its own, e.g. focusing
+on the wrong object or not waiting for a change to finish). Each mode fires in an episode with
+its configured probability, at one eligible point of the plan chosen by the episode's seed.
 
 Which mistakes fired, at which stored step index, is recorded in the episode's metadata under
 :data:`TRUTH_KEY` — ground truth for measuring the analyzer, which never reads that key.
