@@ -336,7 +336,7 @@ def mode_name(name: str) -> str:
     """
     name = ALIASES.get(name, name)
     if name not in known_modes():
-        raise ValueError(f"unknown mistake mode {name!r}; known: {', '.join(known_modes())}")
+        raise ValueError(f"unknown mode {name!r}; modes: {', '.join(known_modes())}")
     return name
 
 
