@@ -181,9 +181,9 @@ class GameCache:
         folder = self.folder(family, seed)
         found = self.verified(folder)
         if found is None:
-            with contextlib.suppress(FileNotFoundError):
-                shutil.rmtree(folder)  # missing or damaged: never played
             try:
+                if folder.exists():
+                    shutil.rmtree(folder)  # damaged: never played
                 self._generate(family, seed, folder)
             except OSError as exc:
                 raise ValueError(f"cannot keep TextWorld games in {self.root}: {exc}") from None
