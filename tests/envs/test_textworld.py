@@ -227,7 +227,7 @@ def test_the_lexicon_gives_textworld_commands_their_roles():
 def test_a_run_records_the_admissible_commands_of_every_step(db_path):
     config = RunConfig(
         env="textworld",
-        families=[COIN, "tw-cooking-level1"],
+        families=[HUNT],
         episodes=2,
         step_limit=30,
         agent=AgentSpec(rates={}),

@@ -303,6 +303,7 @@ class TextWorld:
         self.games = GameCache(cache_dir)
         self._gold_paths = gold_paths or _MemoryGoldPaths()
         self._env: Any = None
+        self._loaded: Path | None = None
         self._state: Any = None
         self._gold: list[str] = []
 
@@ -359,8 +360,9 @@ class TextWorld:
 
         if self._env is None:
             self._env = textworld.start(str(z8), _infos())
-        else:
+        elif z8 != self._loaded:
             self._env.load(str(z8))
+        self._loaded = z8
         return self._env
 
     def step(self, action: str) -> Transition:
@@ -394,15 +396,16 @@ class TextWorld:
         if self._env is not None:
             with contextlib.suppress(Exception):  # a game that is already gone is closed
                 self._env.close()
-            self._env = None
+            self._env, self._loaded = None, None
 
 
 def _infos() -> Any:
     import textworld
 
+    # No ``policy_commands``: they make TextWorld re-plan the quest after every step (half
+    # the time of a step); the gold path is the generator's walkthrough, read at reset.
     return textworld.EnvInfos(
         admissible_commands=True,
-        policy_commands=True,
         won=True,
         lost=True,
         score=True,
