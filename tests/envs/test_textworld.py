@@ -109,6 +109,28 @@ def test_a_damaged_cached_game_is_regenerated_never_played(tmp_path):
     assert not [p for p in again.folder.parent.iterdir() if p.name.startswith(".")]
 
 
+def test_workers_generating_the_same_game_at_once_share_one_sound_copy(tmp_path):
+    code = (
+        "import sys\n"
+        "from workbench.envs.textworld import GameCache\n"
+        f"print(GameCache(sys.argv[1]).game({HUNT!r}, 11).manifest['game_hash'])"
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-W", "ignore", "-c", code, str(tmp_path)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    hashes = {worker.communicate()[0].strip() for worker in workers}
+    assert len(hashes) == 1 and all(worker.returncode == 0 for worker in workers)
+    games = GameCache(tmp_path)
+    folder = games.folder(HUNT, 11)
+    assert games.verified(folder).manifest["game_hash"] in hashes
+    assert [p.name for p in folder.parent.iterdir()] == ["11"]  # no temporary folder left
+
+
 def test_a_cache_folder_that_cannot_hold_games_is_a_one_line_error(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")

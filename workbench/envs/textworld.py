@@ -51,7 +51,7 @@ from workbench.envs.base import (
     Reset,
     Transition,
 )
-from workbench.envs.lexicon import ActionRole, Exit, Lexicon, MistakeMode, Role, Scene
+from workbench.envs.lexicon import Exit, Lexicon, MistakeMode, Role, Scene
 
 DEFAULT_STEP_LIMIT = 50
 
@@ -464,12 +464,6 @@ class TextWorldLexicon(Lexicon):
         "close": "other",
         "lock": "other",
     }
-
-    def role(self, action: str) -> ActionRole:
-        found = super().role(action)
-        if found.verb in ("look", "inventory"):
-            return ActionRole("check", "", found.verb)
-        return found
 
     def is_door(self, name: str) -> bool:
         """Whether ``name`` names a door (TextWorld's door nouns: door, gate, hatch…)."""
