@@ -20,8 +20,9 @@ Games are generated once per family and seed into the run's cache folder (beside
 database) and reused. A game is written to a temporary folder and renamed into place, so
 parallel workers never read half a game, and a manifest of its files' hashes is checked on
 every use: a damaged cached game is regenerated, never played. The same seed gives the same
-game everywhere: the story file differs between compilations only in its serial number (the
-compile date), so :func:`game_hash` masks it.
+game everywhere: each game is generated in a child process with a fixed ``PYTHONHASHSEED``
+(TextWorld's generators iterate over sets), and the story file then differs between
+compilations only in its serial number (the compile date), which :func:`game_hash` masks.
 
 Success is the game's ``won``; the score is the game's own points (``max_score`` is recorded
 with the episode). Losing (e.g. burning an ingredient) ends the episode.
@@ -35,6 +36,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -206,7 +209,7 @@ class GameCache:
         folder.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix=f".{seed}-", dir=folder.parent))
         try:
-            settings = make_game(family, seed, work / "game.z8")
+            settings = generate(family, seed, work / "game.z8")
             files = {name: _sha(work / name) for name in self.FILES}
             manifest = {
                 "family": family,
@@ -220,6 +223,23 @@ class GameCache:
                 os.rename(work, folder)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def generate(family: str, seed: int, path: Path) -> dict[str, Any]:
+    """Run :func:`make_game` in a child process with a fixed ``PYTHONHASHSEED``: TextWorld's
+    generators iterate over sets (the cooking game's losing conditions, the grammar's
+    exclusions), so the story file would otherwise differ from process to process.
+
+    Raises:
+        ValueError: the generator failed (its last error line).
+    """
+    command = [sys.executable, "-W", "ignore", "-m", __name__, family, str(seed), str(path)]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no error output"])[-1]
+        raise ValueError(f"TextWorld could not generate {family} seed {seed}: {last}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def make_game(family: str, seed: int, path: Path) -> dict[str, Any]:
@@ -545,3 +565,7 @@ PLUGIN = EnvironmentPlugin(
     columns=columns,
 )
 """TextWorld as registered in the workbench's ``pyproject.toml``."""
+
+
+if __name__ == "__main__":  # the generating child of `generate`
+    print(json.dumps(make_game(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]))))
