@@ -39,6 +39,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -226,20 +228,82 @@ class GameCache:
 
 
 def generate(family: str, seed: int, path: Path) -> dict[str, Any]:
-    """Run :func:`make_game` in a child process with a fixed ``PYTHONHASHSEED``: TextWorld's
-    generators iterate over sets (the cooking game's losing conditions, the grammar's
-    exclusions), so the story file would otherwise differ from process to process.
+    """Run :func:`make_game` in this process's generating child (:class:`_Generator`), which
+    runs with a fixed ``PYTHONHASHSEED``: TextWorld's generators iterate over sets (the cooking
+    game's losing conditions, the grammar's exclusions), so the story file would otherwise
+    differ from process to process.
 
     Raises:
         ValueError: the generator failed (its last error line).
     """
-    command = [sys.executable, "-W", "ignore", "-m", __name__, family, str(seed), str(path)]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no error output"])[-1]
-        raise ValueError(f"TextWorld could not generate {family} seed {seed}: {last}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    with _GENERATOR_LOCK:
+        global _generator
+        if _generator is None or not _generator.alive():
+            _generator = _Generator()
+        return _generator.make(family, seed, path)
+
+
+class _Generator:
+    """A child process that generates games on request, one JSON line each way. It is started
+    once and kept: starting Python and loading TextWorld's grammars costs more than making a
+    small game. It exits when this process closes its input."""
+
+    def __init__(self) -> None:
+        command = [sys.executable, "-W", "ignore", "-m", __name__, "--serve"]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        self.process = subprocess.Popen(
+            command,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+    def alive(self) -> bool:
+        """Whether the child still runs."""
+        return self.process.poll() is None
+
+    def make(self, family: str, seed: int, path: Path) -> dict[str, Any]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        try:
+            self.process.stdin.write(json.dumps([family, seed, str(path)]) + "\n")
+            self.process.stdin.flush()
+            line = self.process.stdout.readline()
+        except OSError as exc:
+            raise ValueError(f"TextWorld could not generate {family} seed {seed}: {exc}") from None
+        if not line:
+            code = self.process.wait()
+            raise ValueError(
+                f"TextWorld could not generate {family} seed {seed}: its generator exited ({code})"
+            )
+        answer = json.loads(line)
+        if "error" in answer:
+            raise ValueError(
+                f"TextWorld could not generate {family} seed {seed}: {answer['error']}"
+            )
+        return answer["settings"]
+
+
+_GENERATOR_LOCK = threading.Lock()
+_generator: _Generator | None = None
+
+
+def serve() -> None:
+    """The generating child's loop: ``[family, seed, path]`` in, ``{"settings"}`` or
+    ``{"error"}`` out, one line each, until its input closes. Answers go to the original
+    standard output; anything the generator or its compilers print goes to standard error."""
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    for line in sys.stdin:
+        family, seed, path = json.loads(line)
+        try:
+            answer: dict[str, Any] = {"settings": make_game(family, seed, Path(path))}
+        except Exception as exc:  # the parent reports it as one line
+            lines = str(exc).strip().splitlines() or [type(exc).__name__]
+            answer = {"error": f"{type(exc).__name__}: {lines[-1]}"}
+        answers.write(json.dumps(answer) + "\n")
+        answers.flush()
 
 
 def make_game(family: str, seed: int, path: Path) -> dict[str, Any]:
@@ -375,13 +439,16 @@ class TextWorld:
         )
 
     def _start(self, z8: Path) -> Any:
-        """The game process, started once and loaded with each new game."""
+        """The game process, started once and loaded with each new game. (Jericho warns that
+        it does not know generated games: TextWorld reads their score and state itself.)"""
         import textworld
 
-        if self._env is None:
-            self._env = textworld.start(str(z8), _infos())
-        elif z8 != self._loaded:
-            self._env.load(str(z8))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r".*is not fully supported")
+            if self._env is None:
+                self._env = textworld.start(str(z8), _infos())
+            elif z8 != self._loaded:
+                self._env.load(str(z8))
         self._loaded = z8
         return self._env
 
@@ -568,4 +635,7 @@ PLUGIN = EnvironmentPlugin(
 
 
 if __name__ == "__main__":  # the generating child of `generate`
-    print(json.dumps(make_game(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]))))
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        print(json.dumps(make_game(sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]))))
