@@ -626,6 +626,7 @@ PLUGIN = EnvironmentPlugin(
     make=_make,
     families=families,
     demo_families=("tw-cooking-level1", "tw-treasure_hunter-level1", "tw-coin_collector-level1"),
+    demo_size=(32, 12),  # every episode a new game: generating them is most of the demo's time
     evolve_families=("tw-cooking-level1", "tw-coin_collector-level2"),
     lexicon=LEXICON,
     mistake_modes=MISTAKE_MODES,
