@@ -17,6 +17,7 @@ from workbench.envs.registry import (
     environment_names,
     environment_plugin,
     make_environment,
+    task_cells,
     task_label,
 )
 from workbench.plugins import PluginError, UnknownPlugin
@@ -58,6 +59,17 @@ def test_task_labels_drop_an_installed_environments_prefix_only():
     assert task_label("scienceworld:boil:3") == "boil:3"
     assert task_label("react-text:boil-water") == "react-text:boil-water"
     assert task_label("no-prefix") == "no-prefix"
+
+
+def test_tables_show_a_task_through_its_worlds_own_columns():
+    """A world that names its columns shows them (family, then level and seed); one that does
+    not shows its family and variation; a world not installed, what was stored."""
+    assert task_cells("textworld:tw-cooking-level2:17", "tw-cooking-level2") == (
+        "tw-cooking",
+        "level 2 seed 17",
+    )
+    assert task_cells("scienceworld:boil:3", "boil") == ("boil", "boil:3")
+    assert task_cells("react-text:boil-water", "boil") == ("boil", "react-text:boil-water")
 
 
 def test_nothing_outside_a_worlds_own_module_names_it():
