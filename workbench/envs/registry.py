@@ -6,7 +6,10 @@ worlds are registered in its ``pyproject.toml`` exactly as another package regis
 
 from __future__ import annotations
 
+from functools import cache
+
 from workbench.envs.base import Environment, EnvironmentPlugin, EnvOptions
+from workbench.envs.lexicon import PLAIN, Lexicon, Scene
 from workbench.plugins import PluginError, Plugins, UnknownPlugin
 
 ENVIRONMENTS = Plugins("workbench.environments", "environment")
@@ -56,3 +59,28 @@ def task_label(task_id: str) -> str:
     installed (``<environment>:boil:3`` → ``boil:3``), whole otherwise."""
     prefix, sep, rest = task_id.partition(":")
     return rest if sep and prefix in ENVIRONMENTS.entries() else task_id
+
+
+@cache
+def lexicon_of(name: str) -> Lexicon:
+    """How the environment ``name`` reads actions and room texts: its plugin's lexicon, or
+    the plain reading when it is not installed or does not load (e.g. imported logs)."""
+    try:
+        return environment_plugin(name).lexicon
+    except PluginError:  # UnknownPlugin is one
+        return PLAIN
+
+
+@cache
+def installed_lexicons() -> tuple[Lexicon, ...]:
+    """The lexicons of every installed environment that loads, by name, then the plain one."""
+    found = [lexicon_of(name) for name in environment_names()]
+    return tuple(dict.fromkeys([*(x for x in found if x is not PLAIN), PLAIN]))
+
+
+def read_scene(text: str, lexicon: Lexicon | None = None) -> Scene | None:
+    """The scene a room text shows, read by ``lexicon``; without one, by the first installed
+    world's lexicon that reads it (for evidence whose world is not known)."""
+    if lexicon is not None:
+        return lexicon.scene(text)
+    return next((s for x in installed_lexicons() if (s := x.scene(text)) is not None), None)
