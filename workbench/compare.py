@@ -33,16 +33,11 @@ down``, ``teleport to``) in an action no lexicon knows."""
 
 def verb_of(action: str, lexicon: Lexicon | None = None) -> str:
     """An action's verb phrase (lower case): the longest verb ``lexicon`` knows at its start
-    (without one: any installed world's lexicon), else its first word with a particle that
-    follows it. Empty for an empty action."""
+    (without one: any installed world's, see :class:`~workbench.envs.registry.InstalledLexicons`),
+    else its first word with a particle that follows it. Empty for an empty action."""
     text = _collapse(action)
-    lexicons = (lexicon,) if lexicon is not None else _installed()
-    known = [
-        verb
-        for x in lexicons
-        for verb in x.verbs
-        if text == verb or text.startswith(verb + " ")
-    ]
+    verbs = (lexicon or _installed()).verbs
+    known = [verb for verb in verbs if text == verb or text.startswith(verb + " ")]
     if known:
         return max(known, key=len)
     words = text.split(" ", 2)
@@ -51,10 +46,10 @@ def verb_of(action: str, lexicon: Lexicon | None = None) -> str:
     return words[0]
 
 
-def _installed() -> tuple[Lexicon, ...]:
-    from workbench.envs.registry import installed_lexicons
+def _installed() -> Lexicon:
+    from workbench.envs.registry import INSTALLED
 
-    return installed_lexicons()
+    return INSTALLED
 
 
 Action = tuple[int, str]

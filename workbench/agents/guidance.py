@@ -28,8 +28,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.compare import entity_phrases
-from workbench.envs.lexicon import PLAIN, Exit, Lexicon, Scene
-from workbench.envs.registry import read_scene
+from workbench.envs.lexicon import Exit, Lexicon, Scene
+from workbench.envs.registry import INSTALLED, read_scene
 
 STOP = "STOP"
 """The proposed action of an agent that wants to end the episode."""
@@ -296,6 +296,8 @@ _OPPOSITE = {
     "northwest": "southeast",
 }
 _OPPOSITE |= {b: a for a, b in _OPPOSITE.items()}
+DIRECTIONS = frozenset(_OPPOSITE)
+"""Compass words: exits that worlds name by direction rather than by the place they lead to."""
 
 
 def way_back(taken: Exit, left: Scene, arrived: Scene) -> Exit | None:
@@ -351,7 +353,8 @@ def run_delegate(
 ) -> DelegateResult:
     """Run a subagent's loop. It sees only its declared inputs (``groups``), its own
     observations and the room texts (read through ``lexicon``, the world's; without one, by
-    whichever installed world reads them); it may use only its scoped tools."""
+    whichever installed world reads them, see :data:`~workbench.envs.registry.INSTALLED`); it
+    may use only its scoped tools."""
     goal = re.compile(_fill(form.success, groups, True)) if form.success else None
     steps = 0
 
@@ -362,7 +365,7 @@ def run_delegate(
         steps += 1
         return act(action, f"subagent {form.id}: {_fill(form.objective, groups, False)}")
 
-    reader = lexicon or _reader(look())
+    reader = lexicon or INSTALLED
     walk = _Explorer(form, reader, use)
     while steps < form.max_steps and not done():
         room_text = look()
@@ -394,10 +397,3 @@ def _allowed(form: DelegateForm, action: str, lexicon: Lexicon) -> bool:
     if lexicon.role(action).role in set(form.tools) & ROLES:
         return True
     return any(action.startswith(tool) for tool in form.tools if tool not in ROLES)
-
-
-def _reader(room_text: str) -> Lexicon:
-    """The installed world's lexicon that reads ``room_text`` (the plain one if none does)."""
-    from workbench.envs.registry import installed_lexicons
-
-    return next((x for x in installed_lexicons() if x.scene(room_text) is not None), PLAIN)

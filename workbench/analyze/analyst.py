@@ -24,6 +24,9 @@ class FailureCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     episode_id: str
+    environment: str = ""
+    """The world the episode was played in (its lexicon reads the actions and observations);
+    empty when unknown (e.g. imported logs)."""
     family: str
     instruction: str
     outcome: str
