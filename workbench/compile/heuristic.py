@@ -627,11 +627,11 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
     where = x.cite_contrast(route[0].index, route[-1].index)
     arrived = first_line(route[-1].observation)
     if place:
-        absent = ("no exit to <X> is visible where the agent is", r"(?im)^exit: {1} \(")
-        reach = ("reach", "arrives in <X>", r"(?im)^here: {1}$")
+        absent = ("no exit to <X> is visible where the agent is", r"\nexit: (?i:{1}) \(")
+        reach = ("reach", "arrives in <X>", r"\nhere: (?i:{1})(?:\n|$)")
     else:
         absent = ("<X> is not in sight where the agent is", LOOK_MENTIONS)
-        reach = ("find", "sees <X>", r"(?i)(?<![\w-]){1}(?![\w-])")
+        reach = ("find", "sees <X>", r"(?<![\w-])(?i:{1})(?![\w-])")
     activation = Activation(
         trigger=Claim(
             text=f"the agent proposes '{verb} <X>'",
@@ -682,7 +682,7 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
     )
 
 
-LOOK_MENTIONS = r"(?i)look:(?:(?!\ninventory:)[\s\S])*?(?<![\w-]){1}(?![\w-])"
+LOOK_MENTIONS = r"look:(?:(?!\ninventory:)[\s\S])*?(?<![\w-])(?i:{1})(?![\w-])"
 """Evidence pattern: the room text mentions ``{1}``."""
 
 
