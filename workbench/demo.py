@@ -1,6 +1,9 @@
-"""The demo database: the scripted agent on the default environment's real tasks, offline.
-The CLI's ``workbench demo``, the terminal UI's first start and the example notebooks all build
-it here."""
+"""The demo database: the scripted agent on the real tasks of every world the workbench ships,
+offline. The CLI's ``workbench demo``, the terminal UI's first start and the example notebooks
+all build it here.
+
+The default world's batches are ``demo-train`` and ``demo-test``; another world's are
+``demo-<world>-train`` and ``demo-<world>-test``."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ if TYPE_CHECKING:  # the runner is imported when a demo is built: the CLI reads 
     from workbench.runner import Executor, RunConfig, RunReport
 
 DEMO_TRAIN, DEMO_TEST = 120, 40
-"""Episodes the demo runs on train and on test variations by default."""
+"""Episodes the demo runs on train and on test variations of a world that gives no size of
+its own (:attr:`~workbench.envs.base.EnvironmentPlugin.demo_size`)."""
 
 
 def demo_rates() -> dict[str, float]:
@@ -32,48 +36,68 @@ def demo_families(env: str | None = None) -> list[str]:
     return list(environment_plugin(env or default_environment()).demo_families)
 
 
+def demo_worlds() -> list[str]:
+    """The worlds the demo plays: the workbench's own, the default first."""
+    from workbench.envs.registry import ENVIRONMENTS, default_environment
+
+    first = default_environment()
+    return [first, *(name for name in ENVIRONMENTS.builtin() if name != first)]
+
+
+def demo_size(env: str) -> tuple[int, int]:
+    """Train and test episodes the demo plays in ``env`` when no size is given."""
+    from workbench.envs.registry import environment_plugin
+
+    return environment_plugin(env).demo_size
+
+
 def demo_configs(
-    train: int = DEMO_TRAIN,
-    test: int = DEMO_TEST,
+    train: int | None = None,
+    test: int | None = None,
     families: list[str] | None = None,
     env: str | None = None,
 ) -> list[tuple[str, RunConfig]]:
-    """The demo's runs: the scripted agent on train and on test variations of ``env``
-    (default: the workbench's default environment)."""
+    """The demo's runs: the scripted agent on train and on test tasks of ``env`` (default:
+    every world of :func:`demo_worlds`), ``train`` and ``test`` episodes in each world
+    (default: the world's own :func:`demo_size`). ``families`` needs one ``env``."""
     from workbench.envs.registry import default_environment
     from workbench.runner import AgentSpec, RunConfig
 
+    if families and env is None:
+        env = default_environment()
     agent = AgentSpec(rates=demo_rates())
-    env = env or default_environment()
-    families = families or demo_families(env)
-    return [
-        (
-            "demo-train",
-            RunConfig(
-                env=env, families=families, split="train", episodes=train, seed=1, agent=agent
-            ),
-        ),
-        (
-            "demo-test",
-            RunConfig(env=env, families=families, split="test", episodes=test, seed=2, agent=agent),
-        ),
-    ]
+    configs = []
+    for world in [env] if env else demo_worlds():
+        own_train, own_test = demo_size(world)
+        prefix = "demo" if world == default_environment() else f"demo-{world}"
+        chosen = families or demo_families(world)
+        for split, episodes, seed in (
+            ("train", train or own_train, 1),
+            ("test", test or own_test, 2),
+        ):
+            config = RunConfig(
+                env=world, families=chosen, split=split, episodes=episodes, seed=seed, agent=agent
+            )
+            configs.append((f"{prefix}-{split}", config))
+    return configs
 
 
 def build_demo(
     store: Store,
-    train: int = DEMO_TRAIN,
-    test: int = DEMO_TEST,
+    train: int | None = None,
+    test: int | None = None,
     *,
     executor: Executor,
     families: list[str] | None = None,
+    env: str | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> list[RunReport]:
-    """Run (or resume) the demo's batches into ``store``, playing them on ``executor``."""
+    """Run (or resume) the demo's batches into ``store``, playing them on ``executor``
+    (arguments as :func:`demo_configs`)."""
     from workbench.runner import run_batch
 
     return [
         run_batch(store, config, executor=executor, batch=name, progress=progress, cancel=cancel)
-        for name, config in demo_configs(train, test, families)
+        for name, config in demo_configs(train, test, families, env)
     ]

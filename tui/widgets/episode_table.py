@@ -17,7 +17,7 @@ from textual.widgets import DataTable
 
 from store import ListedEpisode
 from tui.widgets.record_table import Column, RecordTable
-from workbench.envs.registry import task_label
+from workbench.envs.registry import task_cells
 
 MARGIN = 50
 """Rows before the end of the loaded rows at which the next page is asked for."""
@@ -58,12 +58,13 @@ def episode_cells(episode: ListedEpisode) -> list[Text]:
     )
     score = episode.outcome.score
     message = episode.outcome.message.splitlines()[0] if episode.outcome.message else ""
+    family, task = task_cells(episode.task_id, episode.family)
     return [  # Text, not str: DataTable would read a str as markup
         outcome,
         Text(("" if score is None else f"{score:g}").rjust(COLUMNS[1].width)),
         Text(str(episode.n_steps).rjust(COLUMNS[2].width)),
-        Text(episode.family),
-        Text(task_label(episode.task_id)),
+        Text(family),
+        Text(task),
         Text(episode.agent),
         Text(episode.id),
         Text(message),

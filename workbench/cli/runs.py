@@ -10,6 +10,7 @@ import click
 from rich.markup import escape
 
 from workbench.cli.options import (
+    LazyChoice,
     RichProgress,
     check_endpoint,
     console,
@@ -18,7 +19,7 @@ from workbench.cli.options import (
     parse_rates,
     workers_option,
 )
-from workbench.cli.plugins import agent_choice, env_option
+from workbench.cli.plugins import agent_choice, env_option, environment_names
 from workbench.demo import DEMO_TEST, DEMO_TRAIN
 
 if TYPE_CHECKING:
@@ -265,13 +266,21 @@ def _run_like(
     )
 
 
-def play_demo(store: Store, train: int, test: int, workers: int) -> None:
-    """Run (or resume) the demo's batches into ``store``, each summarised as ``run`` does."""
+def play_demo(
+    store: Store,
+    train: int | None,
+    test: int | None,
+    workers: int,
+    env: str | None = None,
+) -> None:
+    """Run (or resume) the demo's batches into ``store``, each summarised as ``run`` does
+    (every world the workbench ships unless ``env`` names one; sizes: each world's own
+    unless given)."""
     from workbench.demo import demo_configs
     from workbench.executors import LocalPool
 
     with LocalPool(workers) as executor:
-        for name, config in demo_configs(train, test):
+        for name, config in demo_configs(train, test, env=env):
             run_and_report(store, config, name, executor)
 
 
@@ -279,21 +288,29 @@ def play_demo(store: Store, train: int, test: int, workers: int) -> None:
 @click.option(
     "--train",
     type=click.IntRange(min=1),
-    default=DEMO_TRAIN,
-    show_default=True,
-    help="Episodes on train variations.",
+    default=None,
+    help=f"Episodes on train tasks in each world [default: the world's own; {DEMO_TRAIN} in most].",
 )
 @click.option(
     "--test",
     "test_",
     type=click.IntRange(min=1),
-    default=DEMO_TEST,
-    show_default=True,
-    help="Episodes on test variations.",
+    default=None,
+    help=f"Episodes on test tasks in each world [default: the world's own; {DEMO_TEST} in most].",
+)
+@click.option(
+    "--env",
+    "env",
+    type=LazyChoice(environment_names),
+    default=None,
+    help="Play only this world [default: every world the workbench ships].",
 )
 @workers_option
 @db_option
-def demo_command(store: Store, train: int, test_: int, workers: int) -> None:
-    """Build a demo database offline: the scripted agent on the default environment's real tasks."""
-    play_demo(store, train, test_, workers)
+def demo_command(
+    store: Store, train: int | None, test_: int | None, env: str | None, workers: int
+) -> None:
+    """Build a demo database offline: the scripted agent on the real tasks of the workbench's
+    own worlds."""
+    play_demo(store, train, test_, workers, env)
     console.print(f"demo ready in {store.path}: try `workbench ls --failed` or `workbench stats`")

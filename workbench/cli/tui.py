@@ -17,7 +17,6 @@ from workbench.cli.options import (
     workspace_flag,
 )
 from workbench.cli.runs import play_demo
-from workbench.demo import DEMO_TEST, DEMO_TRAIN
 
 
 @click.command("tui")
@@ -53,7 +52,7 @@ def tui_command(
         if not path.exists():
             errors.print(f"no database given: building the demo database {path} first")
             with open_store(path) as store:
-                play_demo(store, DEMO_TRAIN, DEMO_TEST, local_workers())
+                play_demo(store, None, None, local_workers())
     with open_store(path) as store:  # the same one-line error as every other command
         if episode_id is not None and store.episode(episode_id) is None:
             raise click.ClickException(f"no episode {episode_id!r} in {path}")

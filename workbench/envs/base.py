@@ -149,6 +149,8 @@ class EnvironmentPlugin:
     """Its task families, read without starting a simulator."""
     demo_families: tuple[str, ...]
     """Families the demo, ``manual build`` and the terminal UI's rule building play."""
+    demo_size: tuple[int, int] = (120, 40)
+    """Episodes the demo plays on train and on test tasks of this world."""
     evolve_families: tuple[str, ...] = ()
     """Default stream and held-out families of ``workbench evolve`` (empty: the demo's)."""
     lexicon: Lexicon = PLAIN

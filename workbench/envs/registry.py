@@ -57,8 +57,27 @@ def make_environment(name: str, options: EnvOptions) -> Environment:
 def task_label(task_id: str) -> str:
     """A task id as tables show it: without its environment's prefix when that environment is
     installed (``<environment>:boil:3`` → ``boil:3``), whole otherwise."""
+    return task_cells(task_id, "")[1]
+
+
+def task_cells(task_id: str, family: str) -> tuple[str, str]:
+    """A task's family and task cells as tables show them. An installed world that names its
+    own columns (:attr:`EnvironmentPlugin.columns`) shows them, e.g. ``tw-cooking`` and
+    ``level 2 seed 17``; other worlds show the family and the task id without the world's
+    prefix (``boil`` and ``boil:3``); tasks of worlds not installed, as stored."""
     prefix, sep, rest = task_id.partition(":")
-    return rest if sep and prefix in ENVIRONMENTS.entries() else task_id
+    if not sep or prefix not in ENVIRONMENTS.entries():
+        return family, task_id
+    stored_family, _, variation = rest.rpartition(":")
+    try:
+        plugin = environment_plugin(prefix)
+    except PluginError:
+        return family, rest
+    if plugin.columns is None or not variation.isdigit():
+        return family, rest
+    columns = dict(plugin.task_columns(stored_family, int(variation)))
+    shown = columns.pop("family", family)
+    return shown, " ".join(f"{name} {value}" for name, value in columns.items())
 
 
 @cache
