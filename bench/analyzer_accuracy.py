@@ -22,7 +22,9 @@ from workbench.analyze.causes import benign_errors, find_cause
 from workbench.envs.registry import default_environment, environment_names
 
 
-def build(db: Path, env: str, families: list[str] | None, train: int, test: int) -> None:
+def build(
+    db: Path, env: str, families: list[str] | None, train: int | None, test: int | None
+) -> None:
     """Play the demo's batches of ``env`` into ``db`` (resumed when they exist)."""
     from workbench.demo import demo_configs
     from workbench.executors import LocalPool
@@ -62,8 +64,8 @@ def main() -> None:
     parser.add_argument("--env", help="environment plugin (default: the default environment)")
     parser.add_argument("--db", type=Path, default=Path("bench-demo.db"))
     parser.add_argument("--family", help="comma-separated families (default: the demo's)")
-    parser.add_argument("--train", type=int, default=120, help="train episodes to build")
-    parser.add_argument("--test", type=int, default=40, help="test episodes to build")
+    parser.add_argument("--train", type=int, help="train episodes to build (default: the demo's)")
+    parser.add_argument("--test", type=int, help="test episodes to build (default: the demo's)")
     args = parser.parse_args()
     env = args.env or default_environment()
     if env not in environment_names():
