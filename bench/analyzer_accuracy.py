@@ -32,8 +32,8 @@ def build(
 
     with Store(db) as store, LocalPool(2) as executor:
         for name, config in demo_configs(train, test, families, env):
-            report = run_batch(store, config, executor=executor, batch=f"{name}-{env}")
-            print(f"{name}-{env}: {report.finished} episode(s), {report.failed} failed")
+            report = run_batch(store, config, executor=executor, batch=name)
+            print(f"{name}: {report.finished} episode(s), {report.failed} failed")
 
 
 def measure(db: Path, env: str) -> collections.Counter:
