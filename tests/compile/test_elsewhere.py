@@ -9,9 +9,17 @@ import pytest
 from tests.agents.test_guidance_exits import COMPASS, Manor
 from tests.compile.cases import member, steps
 from tests.compile.test_heuristic import Offline, specs_of
-from workbench.agents.guidance import DelegateForm, run_delegate
+from workbench.agents.guidance import (
+    DelegateForm,
+    Evidence,
+    Guidance,
+    RuleForm,
+    review,
+    run_delegate,
+)
 from workbench.compile import heuristic
 from workbench.compile.compiler import first_closure
+from workbench.envs.lexicon import PLAIN
 
 KITCHEN = Manor().look()
 GARDEN = "-= Garden =-\nYou see an apple.\nThere is an exit leading south."
@@ -102,3 +110,23 @@ def test_a_room_two_doors_away_is_reached_through_the_rooms_between():
     assert spec.activation.observations[0].value == r"\nexit: (?i:{1}) \("
     assert spec.execution.completion.value == r"\nhere: (?i:{1})(?:\n|$)"
     assert heuristic.name_for(spec) == "reach-room-through-others"
+
+
+def test_a_move_through_a_direction_the_room_lacks_becomes_a_veto_where_no_such_exit_is_shown(
+    compass,
+):
+    failed = steps(("go south", "You can't go that way."), ("look", HALL))
+    contrast = steps(("go west", KITCHEN), ("go north", GARDEN), ("go south", KITCHEN))
+    case = member(1, 1, failed, 1, contrast=contrast, contrast_step=1, initial=HALL)
+    case.case.environment = "compass"
+    [spec] = specs_of(case)
+    assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
+    [attempt] = first_closure(Offline(), spec)
+    assert attempt.kind == "rule" and attempt.closed
+    assert attempt.contract["name"] == "go-only-through-shown-exits"
+    rule = Guidance(forms=[RuleForm(**{**attempt.contract["form"], "id": "r"})])
+    here = Evidence("find the apple", "", look=HALL, lexicon=COMPASS)
+    assert review(rule, "go south", here).response == "veto"
+    assert review(rule, "go north", here) is None  # the hall shows an exit north
+    unread = Evidence("find the apple", "", look=HALL, lexicon=PLAIN)
+    assert review(rule, "go south", unread) is None  # no scene read: nothing to judge by

@@ -16,7 +16,9 @@ contrastive success, each with what it needs to be *observable* before the decis
                             does not name, where the success commits to one it names
 ``unreachable-target``      the target is elsewhere: an action on a place or object the agent is
                             not at is rejected, where the success walks there through other
-                            places first; visible: no exit to it (nor mention of it) in the scene
+                            places first; visible: no exit to it (nor mention of it) in the scene.
+                            A move in a compass direction the room has no exit in names no place
+                            to seek: it becomes a veto where the scene shows no such exit
 ==========================  =======================================================================
 
 Every reading goes through the run's world's :class:`~workbench.envs.lexicon.Lexicon` (its
@@ -591,8 +593,6 @@ def _unreachable_target(x: _Member) -> Draft | str:
         return "the causal step acts on no place or object"
     if x.error(failed.observation) is None:
         return "the world did not reject the action on its target"
-    if acted.role == "move" and acted.target in DIRECTIONS:
-        return "the move names a direction, not a place"
     seen = next(
         ((text, found) for _, text in x.prior(failed.index) if (found := x.lexicon.scene(text))),
         None,
@@ -605,7 +605,63 @@ def _unreachable_target(x: _Member) -> Draft | str:
     route = _route_to(x, failed.action)
     if route is None:
         return f"no success reaches '{acted.target}' through other places before acting on it"
+    if acted.role == "move" and acted.target in DIRECTIONS:
+        return _no_such_exit(x, verb, route)
     return _elsewhere_draft(x, verb, acted.role == "move", route)
+
+
+def _no_such_exit(x: _Member, verb: str, route: list[CaseStep]) -> Draft:
+    """The spec of a move through a direction the room has no exit in (a compass world): a
+    direction names no place to seek, so the move is vetoed where the scene shows no such
+    exit, and the agent walks the way it planned."""
+    moves = [
+        x.lexicon.role(s.action).target for s in route if x.lexicon.role(s.action).role == "move"
+    ]
+    where = x.cite_contrast(route[0].index, route[-1].index)
+    activation = Activation(
+        trigger=Claim(
+            text=f"the agent proposes '{verb} <X>'",
+            value=escape(verb) + " (.+)",
+            citations=[x.cite_failed()],
+        ),
+        observations=[
+            Observed(
+                text="the room's exits are shown", value=r"\nhere: ", citations=[x.cite_failed()]
+            ),
+            Observed(
+                text="no exit <X> is shown where the agent is",
+                value=r"\nexit: (?i:{1}) \(",
+                absent=True,
+                citations=[x.cite_failed(), *where],
+            ),
+        ],
+        boundary=Claim(
+            text=f"'{verb} <X>' where an exit <X> is shown",
+            citations=x.cite_contrast(route[-1].index),
+        ),
+    )
+    span = [x.cite_failed(), *where]
+    scope = Scope(
+        objective=Claim(
+            text="do not move through an exit the room does not show; walk through the places "
+            f"between instead (the success went {' → '.join(moves)})",
+            value="veto",
+            citations=span,
+        ),
+        decisions=[Claim(text=f"veto '{verb} <X>'", value="veto", citations=span)],
+    )
+    execution = Execution(
+        state=Claim(text="none: the room's exits are in the evidence", citations=span),
+        completion=Claim(text="the move is not made", citations=[x.cite_failed()]),
+    )
+    return Draft(
+        ("unreachable-target", verb, "veto"),
+        x.m,
+        "unreachable-target",
+        activation,
+        scope,
+        execution,
+    )
 
 
 def _in_sight(acted: ActionRole, text: str, scene: Scene) -> bool:
@@ -952,6 +1008,8 @@ def name_for(spec: InterventionSpec) -> str:
     if spec.mechanism == "unreachable-target":
         if spec.scope.objective.value.startswith("reach "):
             return "reach-room-through-others"
+        if spec.scope.objective.value == "veto":
+            return slug(f"{trigger_verb or 'move'} only through shown exits")
         return slug(f"find the target before {trigger_verb or 'acting'}")
     if spec.mechanism == "unnamed-commitment":
         return slug(f"{trigger_verb} only on named {'-'.join(spec.families)}")
