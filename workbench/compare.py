@@ -34,16 +34,15 @@ down``, ``teleport to``) in an action no lexicon knows."""
 def verb_of(action: str, lexicon: Lexicon | None = None) -> str:
     """An action's verb phrase (lower case): the longest verb ``lexicon`` knows at its start
     (without one: any installed world's, see :class:`~workbench.envs.registry.InstalledLexicons`),
-    else its first word with a particle that follows it. Empty for an empty action."""
+    else its first word; a one-word verb takes a particle that follows it (``look around``,
+    ``put down``). Empty for an empty action."""
     text = _collapse(action)
     verbs = (lexicon or _installed()).verbs
     known = [verb for verb in verbs if text == verb or text.startswith(verb + " ")]
-    if known:
-        return max(known, key=len)
     words = text.split(" ", 2)
-    if len(words) > 1 and words[1] in _PARTICLES:
-        return " ".join(words[:2])
-    return words[0]
+    if known and (" " in max(known, key=len) or len(words) < 2 or words[1] not in _PARTICLES):
+        return max(known, key=len)
+    return " ".join(words[:2]) if len(words) > 1 and words[1] in _PARTICLES else words[0]
 
 
 def _installed() -> Lexicon:
