@@ -14,6 +14,7 @@ from workbench.agents.guidance import (
     Evidence,
     Guidance,
     RuleForm,
+    match,
     review,
     run_delegate,
 )
@@ -58,7 +59,7 @@ def elsewhere(analysis_id: int, environment: str = "compass"):
 def test_an_object_in_another_room_becomes_a_subagent_that_explores_until_it_sees_it(compass):
     [spec] = specs_of(elsewhere(1))
     assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
-    assert spec.activation.trigger.value == "take (.+)"
+    assert spec.activation.trigger.value == heuristic.escape("take") + heuristic.OBJECT_PART
     assert spec.scope.objective.value == "find the {1}"
     route = [d.value for d in spec.scope.decisions]
     assert route == ["open wooden door", "go east", "go west", "go north", "take apple"]
@@ -72,6 +73,10 @@ def test_an_object_in_another_room_becomes_a_subagent_that_explores_until_it_see
     manor = Manor()
     result = run_delegate(form, ("apple",), manor.act, manor.look, lambda: False, COMPASS)
     assert result.success and manor.room == "garden"
+    here = Evidence("find the apple", "", look=GARDEN, lexicon=COMPASS)
+    assert match(form, "take apple from the ground", here) is None  # in sight: not delegated
+    elsewhere_ = Evidence("find the apple", "", look=HALL, lexicon=COMPASS)
+    assert match(form, "take apple from the ground", elsewhere_) == ("apple",)
 
 
 def test_without_the_worlds_lexicon_no_scene_is_read_and_the_mechanism_does_not_fire(compass):

@@ -691,7 +691,7 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
     activation = Activation(
         trigger=Claim(
             text=f"the agent proposes '{verb} <X>'",
-            value=escape(verb) + " (.+)",
+            value=escape(verb) + (" (.+)" if place else OBJECT_PART),
             citations=[x.cite_failed()],
         ),
         observations=[
@@ -738,6 +738,10 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
     )
 
 
+OBJECT_PART = r" (.+?)(?: (?:with|from|into|in|on|to) .+)?"
+"""Action pattern after an object's verb: the object, without the ``from``/``with`` part that
+says where it is or what it is done with (as :meth:`~workbench.envs.lexicon.Lexicon.target`
+reads it)."""
 LOOK_MENTIONS = r"look:(?:(?!\ninventory:)[\s\S])*?(?<![\w-])(?i:{1})(?![\w-])"
 """Evidence pattern: the room text mentions ``{1}``."""
 
