@@ -54,7 +54,7 @@ def test_run_records_episodes_with_steps_outcomes_and_ground_truth(store, scienc
 
 def test_same_seed_and_guidance_give_the_same_trajectories(tmp_path, scienceworld):
     config = SMALL.model_copy(
-        update={"agent": AgentSpec(rates=dict.fromkeys(["wrong-focus", "closed-door"], 0.6))}
+        update={"agent": AgentSpec(rates=dict.fromkeys(["wrong-focus", "act-on-closed"], 0.6))}
     )
     runs = []
     for name in ("a", "b"):

@@ -23,9 +23,9 @@ its own (:attr:`~workbench.envs.base.EnvironmentPlugin.demo_size`)."""
 def demo_rates() -> dict[str, float]:
     """The demo agent's mistake rates: the defaults, with deciding before measuring (the
     failure AutoRefine's running example is known for) as common as it is in LLM agents."""
-    from workbench.agents.scripted import DEFAULT_RATES
+    from workbench.agents.mistakes import default_rates
 
-    return {**DEFAULT_RATES, "decide-before-measure": 0.2}
+    return {**default_rates(), "decide-before-check": 0.2}
 
 
 def demo_families(env: str | None = None) -> list[str]:

@@ -8,8 +8,9 @@ import pytest
 
 from workbench.agents.base import AgentSpec
 from workbench.agents.command import CommandAgent
+from workbench.agents.mistakes import default_rates
 from workbench.agents.registry import agent_names, make_agent
-from workbench.agents.scripted import DEFAULT_RATES, ScriptedAgent
+from workbench.agents.scripted import ScriptedAgent
 from workbench.plugins import UnknownPlugin
 
 
@@ -20,7 +21,7 @@ def test_the_built_in_agents_are_registered():
 def test_agents_are_built_from_their_spec():
     scripted = make_agent(AgentSpec(rates={"stop-early": 1.0}), None)
     assert isinstance(scripted, ScriptedAgent) and scripted.rates == {"stop-early": 1.0}
-    assert make_agent(AgentSpec(), None).rates == DEFAULT_RATES
+    assert make_agent(AgentSpec(), None).rates == default_rates()
     command = make_agent(AgentSpec(kind="command", cmd=[sys.executable, "a.py"], timeout=5), None)
     assert isinstance(command, CommandAgent)
     assert (command.cmd, command.timeout) == ([sys.executable, "a.py"], 5)

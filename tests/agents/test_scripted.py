@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import importlib.util
 import random
+from pathlib import Path
 
 import pytest
 
 from workbench.agents.base import Interaction
 from workbench.agents.guidance import DelegateForm, Guidance, ProcedureForm, RuleForm
-from workbench.agents.scripted import MODES, TRUTH_KEY, ScriptedAgent, plan_mistakes
-from workbench.envs.base import EnvTask
+from workbench.agents.mistakes import known_modes, plan_mistakes, world_modes
+from workbench.agents.scripted import TRUTH_KEY, ScriptedAgent
+from workbench.envs.base import EnvOptions, EnvTask
+
+MODES = known_modes()
 
 OPEN_DOOR_FIRST = RuleForm(
     id="open-door-first",
@@ -66,11 +71,11 @@ def test_without_mistakes_it_solves_the_task(scienceworld):
 @pytest.mark.parametrize(
     ("mode", "family", "check"),
     [
-        ("closed-door", "use-thermometer", lambda a: a.startswith("go to ")),
+        ("act-on-closed", "use-thermometer", lambda a: a.startswith("go to ")),
         ("wrong-focus", "use-thermometer", lambda a: a.startswith("focus on ")),
         ("no-wait", "boil", lambda a: "steam" in a),
-        ("decide-before-measure", "use-thermometer", lambda a: " box" in a),
-        ("wrong-container", "boil", lambda a: a.startswith("move ")),
+        ("decide-before-check", "use-thermometer", lambda a: " box" in a),
+        ("wrong-object", "boil", lambda a: a.startswith("move ") and not a.endswith(" box")),
         (
             "repeat-invalid",
             "find-living-thing",
@@ -113,21 +118,53 @@ def test_mistakes_are_planned_from_the_seed():
         "open door to kitchen",
         "go to kitchen",
         "focus on water",
+        "use thermometer in inventory on water",
         "wait",
         "wait",
         "look around",
         "move water to red box",
     ]
-    plans = {
-        str(
-            plan_mistakes(gold, "red box or green box", dict.fromkeys(MODES, 0.7), random.Random(s))
-        )
-        for s in range(3)
-    }
-    assert len(plans) > 1
-    assert plan_mistakes(gold, "", dict.fromkeys(MODES, 0.7), random.Random(5)) == plan_mistakes(
-        gold, "", dict.fromkeys(MODES, 0.7), random.Random(5)
-    )
+    lexicon, modes = world_modes("scienceworld")
+    rates = dict.fromkeys(MODES, 0.7)
+
+    def planned(seed, instruction="red box or green box"):
+        return plan_mistakes(gold, instruction, rates, random.Random(seed), modes, lexicon)
+
+    assert len({str(planned(s)) for s in range(3)}) > 1
+    assert planned(5) == planned(5)
+    every = {(m.mode, m.index, m.proposed) for s in range(60) for m in planned(s)}
+    assert ("act-on-closed", 0, "go to kitchen") in every
+    assert ("decide-before-check", 3, "move water to green box") in every
+    assert ("no-wait", 4, "look around") in every
+    assert ("wrong-focus", 2, "") in every
+    assert not {m for m, *_ in every} - {m.name for m in modes}
+
+
+def test_former_mode_names_play_as_the_current_ones(scienceworld):
+    old, _, _ = play(scienceworld, "use-thermometer", {"closed-door": 1.0})
+    new, truth, _ = play(scienceworld, "use-thermometer", {"act-on-closed": 1.0})
+    assert [t.action for t in old.taken] == [t.action for t in new.taken]
+    assert [m["mode"] for m in truth["mistakes"]] == ["act-on-closed"]
+
+
+def _counter_world():
+    """The plugin test's toy world, built directly: no installed plugin registers it here."""
+    path = Path(__file__).parents[1] / "plugins" / "counter_world" / "counter_world.py"
+    spec = importlib.util.spec_from_file_location("counter_world_for_scripted_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Counter(EnvOptions())
+
+
+def test_a_world_without_a_plugin_gets_the_generic_mistakes():
+    env = _counter_world()
+    interaction, truth, success = play(env, "count-up", {"act-on-closed": 1.0})
+    assert not success
+    assert truth["mistakes"] == [{"mode": "act-on-closed", "step": 1}]
+    assert interaction.taken[0].action == "go to workshop"
+    assert "not open" in interaction.taken[0].observation
+    _, truth, success = play(env, "count-up", {"wrong-focus": 1.0})  # not a mode of this world
+    assert success and truth["mistakes"] == []
 
 
 @pytest.mark.parametrize(
@@ -135,7 +172,7 @@ def test_mistakes_are_planned_from_the_seed():
     [
         (
             "use-thermometer",
-            "closed-door",
+            "act-on-closed",
             Guidance(forms=[OPEN_DOOR_FIRST]),
             "rule:open-door-first",
         ),
@@ -146,7 +183,7 @@ def test_mistakes_are_planned_from_the_seed():
             "rule:focus-only-on-named",
         ),
         ("boil", "no-wait", Guidance(forms=[WAIT_FOR_BOIL]), "skill:wait-for-boil"),
-        ("use-thermometer", "closed-door", Guidance(forms=[NAVIGATE]), "subagent:navigate"),
+        ("use-thermometer", "act-on-closed", Guidance(forms=[NAVIGATE]), "subagent:navigate"),
     ],
 )
 def test_following_guidance_turns_a_failure_into_a_success(

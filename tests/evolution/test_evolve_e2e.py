@@ -27,7 +27,7 @@ ARGS = [
     "--regime",
     "no-replay-gate",
     "--rate",
-    "closed-door=0.5",
+    "act-on-closed=0.5",
     "--name",
     "small",
     "--workers",

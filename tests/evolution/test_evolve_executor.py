@@ -24,7 +24,7 @@ CONFIG = EvolveConfig(
     every=2,
     heldout=["boil"],
     heldout_size=1,
-    agent=AgentSpec(rates={**demo_rates(), "closed-door": 1.0}),
+    agent=AgentSpec(rates={**demo_rates(), "act-on-closed": 1.0}),
 )
 """One checkpoint after two boil tasks whose closed doors give a rule to replay and admit."""
 

@@ -72,7 +72,7 @@ def test_run_analyze_compile_and_replay_on_the_counter_world(python, tmp_path):
     db = tmp_path / "w.db"
     run = workbench(
         python, db, "run", "--env", "counter", "--family", "count-up,count-down",
-        "--episodes", "16", "--seed", "3", "--rate", "closed-door=0.4", "--workers", "1",
+        "--episodes", "16", "--seed", "3", "--rate", "act-on-closed=0.4", "--workers", "1",
         "--batch", "learn",
     )  # fmt: skip
     failed = int(re.search(r"batch learn: 16 episode\(s\) run, (\d+) failed", run)[1])

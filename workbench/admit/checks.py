@@ -63,7 +63,11 @@ def probe(payload: dict[str, Any]) -> dict[str, Any]:
     form = FORM.validate_python(payload["form"])
     spec = Probe.model_validate(payload["probe"])
     task = payload["task"]
-    options = EnvOptions(step_limit=task["step_limit"], simplifications=task["simplifications"])
+    options = EnvOptions(
+        step_limit=task["step_limit"],
+        simplifications=task["simplifications"],
+        cache_dir=task.get("cache_dir", ""),
+    )
     env = make_environment(task["env"], options)
     try:
         reset = env.reset(EnvTask(task["family"], task["variation"], task["split"]), task["seed"])

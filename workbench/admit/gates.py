@@ -43,7 +43,7 @@ from workbench.compile.contracts import (
 )
 from workbench.limits import ENVIRONMENT_LIMITS, Limits
 from workbench.progress import NullProgress, Progress
-from workbench.runner import Executor, PlannedEpisode, RunConfig, run_batch
+from workbench.runner import Executor, PlannedEpisode, RunConfig, cache_dir_beside, run_batch
 
 REPLAY_LIMITS = Limits(seconds=600.0)
 """Per replayed episode: every replay job carries these to the executor, which plays it under
@@ -178,6 +178,7 @@ def _probe(
             "seed": episode.seed,
             "step_limit": origin.config.step_limit,
             "simplifications": origin.config.simplifications,
+            "cache_dir": cache_dir_beside(store.path),
         },
         "actions": [s.action for s in before],
     }

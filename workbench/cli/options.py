@@ -272,21 +272,21 @@ def parse_rates(
 ) -> dict[str, float] | None:
     """``--rate MODE=P`` values over ``base`` (default: the scripted agent's default rates);
     ``None`` when there are none and no base."""
-    from workbench.agents.scripted import DEFAULT_RATES
+    from workbench.agents.mistakes import default_rates, mode_name
 
     if not values:
         return base
-    rates = dict(base or DEFAULT_RATES)
+    rates = dict(base or default_rates())
     for value in values:
-        mode, sep, number = value.partition("=")
+        mode, _, number = value.partition("=")
         try:
-            rates[mode] = float(number)
+            probability = float(number)
         except ValueError:
             raise click.BadParameter(
                 f"expected MODE=P, got {value!r}", param_hint="--rate"
             ) from None
-        if not sep or mode not in DEFAULT_RATES:
-            raise click.BadParameter(
-                f"unknown mode {mode!r}; modes: {', '.join(DEFAULT_RATES)}", param_hint="--rate"
-            )
+        try:
+            rates[mode_name(mode)] = probability
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--rate") from None
     return rates

@@ -120,7 +120,7 @@ class Lexicon:
             if text == verb or text.startswith(verb + " "):
                 return ActionRole(self.verbs[verb], self.target(verb, text[len(verb) :]), verb)
         head = text.split(" ", 1)
-        return ActionRole("other", _plain(head[1]) if len(head) > 1 else "", head[0])
+        return ActionRole("other", self.target(head[0], head[1]) if len(head) > 1 else "", head[0])
 
     def target(self, verb: str, rest: str) -> str:
         """The object of ``verb`` in the rest of the action (``with``/``from`` parts dropped)."""

@@ -224,6 +224,13 @@ class ScienceWorldLexicon(Lexicon):
             return ActionRole("decide", box.group(1), text.split(" ", 1)[0])
         return super().role(text)
 
+    def target(self, verb: str, rest: str) -> str:
+        """What is moved, as named before the destination (``substance in metal pot``: the
+        location names which one), else the plain reading's object."""
+        if verb == "move":
+            return rest.strip().lower().rsplit(" to ", 1)[0]
+        return super().target(verb, rest)
+
     def is_navigation(self, action: str) -> bool:
         return action.startswith(("open door to ", "go to "))
 
