@@ -31,11 +31,11 @@ HALL = (
 
 @pytest.fixture
 def compass(monkeypatch):
-    """Cases of the ``compass`` world are read through :data:`COMPASS`."""
+    """Cases of the ``compass`` world are read through :data:`COMPASS`, of the ``plain`` world
+    through the plain reading (which knows no room format)."""
     real = heuristic.lexicon_of
-    monkeypatch.setattr(
-        heuristic, "lexicon_of", lambda name: COMPASS if name == "compass" else real(name)
-    )
+    worlds = {"compass": COMPASS, "plain": PLAIN}
+    monkeypatch.setattr(heuristic, "lexicon_of", lambda name: worlds.get(name) or real(name))
 
 
 def elsewhere(analysis_id: int, environment: str = "compass"):
@@ -79,8 +79,8 @@ def test_an_object_in_another_room_becomes_a_subagent_that_explores_until_it_see
     assert match(form, "take apple from the ground", elsewhere_) == ("apple",)
 
 
-def test_without_the_worlds_lexicon_no_scene_is_read_and_the_mechanism_does_not_fire(compass):
-    [spec] = specs_of(elsewhere(1, environment="unknown-world"))
+def test_a_reading_that_knows_no_rooms_sees_no_scene_and_the_mechanism_does_not_fire(compass):
+    [spec] = specs_of(elsewhere(1, environment="plain"))
     assert spec.mechanism == "unrecognised"
     assert "no room text before the action shows where the run was" in spec.reason
 
@@ -135,3 +135,37 @@ def test_a_move_through_a_direction_the_room_lacks_becomes_a_veto_where_no_such_
     assert review(rule, "go north", here) is None  # the hall shows an exit north
     unread = Evidence("find the apple", "", look=HALL, lexicon=PLAIN)
     assert review(rule, "go south", unread) is None  # no scene read: nothing to judge by
+
+
+TW_PANTRY = (
+    "-= Pantry =-\nYou're now in the pantry.\n\n\n\n"
+    "You don't like doors? Why not try going east, that entranceway is unguarded."
+)
+TW_ROUTE = [
+    (
+        "go south",
+        "-= Pantry =-\nWell, here we are in a pantry.\n\n\n\nThere is an exit to the east. "
+        "Don't worry, it is unblocked. There is an unguarded exit to the west.",
+    ),
+    (
+        "go west",
+        "-= Parlor =-\nYou are in a parlor.\n\n\n\nThere is an unblocked exit to the east. "
+        "There is an unguarded exit to the south.",
+    ),
+    (
+        "go south",
+        "-= Closet =-\nYou've entered a closet.\n\n\n\nThere is an exit to the north.\n\n"
+        "There is a coin on the floor.",
+    ),
+    ("take coin", "You pick up the coin from the ground."),
+]
+
+
+def test_textworld_texts_read_through_its_own_lexicon_make_the_same_subagent():
+    failed = steps(("take coin", "You can't see any such thing."), ("look", TW_PANTRY))
+    case = member(1, 1, failed, 1, contrast=steps(*TW_ROUTE), contrast_step=1, initial=TW_PANTRY)
+    case.case.environment = "textworld"  # its plugin's lexicon reads these room texts
+    [spec] = specs_of(case)
+    assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
+    assert spec.scope.objective.value == "find the {1}"
+    assert [d.value for d in spec.scope.decisions] == [a for a, _ in TW_ROUTE]
