@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import ClassVar
 
 import pytest
 
@@ -15,7 +17,10 @@ from workbench.compare import (
     contrast_for,
     episode_actions,
     normalize_action,
+    shape,
+    verb_of,
 )
+from workbench.envs.lexicon import PLAIN, Lexicon, Role
 
 THERMO_A = (
     "Your task is to measure the temperature of unknown substance B, which is located around "
@@ -257,3 +262,17 @@ def test_episode_actions_reads_in_ranges_and_skips_non_actions(runs: Store):
     episode = runs.episode("same-task-llm")
     assert episode_actions(runs, episode, chunk=2) == list(enumerate(RUN_A, start=1))
     assert actions_of(runs.steps(episode.id, 0, 2)) == [(1, RUN_A[0])]
+
+
+class SpellLexicon(Lexicon):
+    """A world whose verbs are spells of more than one word."""
+
+    verbs: ClassVar[Mapping[str, Role]] = {**Lexicon.verbs, "cast light on": "other"}
+
+
+def test_verbs_are_read_through_the_worlds_lexicon():
+    assert verb_of("cast light on the orb", SpellLexicon()) == "cast light on"
+    assert shape("cast light on orb", "Find the orb.", SpellLexicon()) == ("cast light on <E1>")
+    assert verb_of("cast light on the orb", PLAIN) == "cast"  # the plain reading: first word
+    assert verb_of("look around", PLAIN) == "look around"  # a particle belongs to the verb
+    assert verb_of("go to kitchen", PLAIN) == "go to"

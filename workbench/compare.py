@@ -19,17 +19,37 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from store import Episode, EpisodeFilter, Step, Store
+from workbench.envs.lexicon import Lexicon
 
 Op = Literal["match", "substitute", "insert", "delete"]
 """How a pair lines up, read from the failed run's side: ``insert`` = the failed run took an
 extra action the success did not; ``delete`` = the failed run lacks an action the success took."""
 
 Normalizer = Callable[[str], str]
-VERBS = re.compile(  # the action verbs of text environments, longest first
-    r"^(open door to|go to|pick up|put down|focus on|look around|look at|move|pour|mix|use|"
-    r"activate|deactivate|connect|disconnect|open|close|examine|read|wait1|wait|eat|drop|teleport to)\b"
-)
-"""Matches an action's verb phrase (the action vocabularies of text worlds)."""
+_PARTICLES = frozenset(("to", "on", "at", "around", "up", "down", "off", "out", "in", "into"))
+"""Words that belong to the verb when they follow its first word (``look around``, ``put
+down``, ``teleport to``) in an action no lexicon knows."""
+
+
+def verb_of(action: str, lexicon: Lexicon | None = None) -> str:
+    """An action's verb phrase (lower case): the longest verb ``lexicon`` knows at its start
+    (without one: any installed world's, see :class:`~workbench.envs.registry.InstalledLexicons`),
+    else its first word; a one-word verb takes a particle that follows it (``look around``,
+    ``put down``). Empty for an empty action."""
+    text = _collapse(action)
+    verbs = (lexicon or _installed()).verbs
+    known = [verb for verb in verbs if text == verb or text.startswith(verb + " ")]
+    words = text.split(" ", 2)
+    if known and (" " in max(known, key=len) or len(words) < 2 or words[1] not in _PARTICLES):
+        return max(known, key=len)
+    return " ".join(words[:2]) if len(words) > 1 and words[1] in _PARTICLES else words[0]
+
+
+def _installed() -> Lexicon:
+    from workbench.envs.registry import INSTALLED
+
+    return INSTALLED
+
 
 Action = tuple[int, str]
 """A stored step index and that step's action text."""
@@ -130,21 +150,21 @@ def normalize_action(action: str, instruction: str = "") -> str:
     return pattern.sub(lambda match: placeholders[match.group()], text)
 
 
-def shape(action: str, instruction: str) -> str:
+def shape(action: str, instruction: str, lexicon: Lexicon | None = None) -> str:
     """An action reduced to its verb and abstracted arguments, e.g. ``go to <X>``.
 
     Entities the instruction names keep their numbered placeholder (``focus on <E1>``), so a
-    correction that must name the task's object stays distinct from one that must not.
+    correction that must name the task's object stays distinct from one that must not. The
+    verb is read through ``lexicon`` (see :func:`verb_of`).
     """
-    normalized = normalize_action(action, instruction)
-    verb = VERBS.match(normalized)
-    if verb is None:
-        return f"{normalized.split(' ', 1)[0]} <X>" if normalized else ""
-    rest = normalized[verb.end() :].strip()
+    verb = verb_of(action, lexicon)
+    if not verb:
+        return ""
+    rest = normalize_action(_collapse(action)[len(verb) :], instruction).strip()
     if not rest:
-        return verb.group(1)
+        return verb
     entities = " ".join(re.findall(r"<E\d+>", rest))
-    return f"{verb.group(1)} {entities or '<X>'}"
+    return f"{verb} {entities or '<X>'}"
 
 
 class Pair(NamedTuple):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from store import Batch, Episode, Outcome, Step, Store, Task
-from workbench.analyze.causes import benign_errors, error_signature, find_cause
+from workbench.analyze import causes
+from workbench.analyze.causes import benign_errors, build_case, error_signature, find_cause
+from workbench.envs.lexicon import Lexicon
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
 
@@ -100,3 +102,33 @@ def test_a_run_that_stops_early_is_blamed_on_the_step_it_never_took(store):
 def test_without_contrast_or_error_the_last_step(store):
     found = find_cause(store, add(store, "bad", "sw:boil:9", False, SUCCESS[:2]))
     assert (found.step, found.evidence, found.contrast_id) == (2, "end", None)
+
+
+class BuzzerLexicon(Lexicon):
+    """A world that reports its errors with a buzz (no English error phrase)."""
+
+    def error(self, observation: str) -> str | None:
+        return "bzzt" if observation.startswith("BZZT") else None
+
+
+def test_errors_are_read_through_the_episode_worlds_lexicon(store, monkeypatch):
+    real = causes.lexicon_of
+    monkeypatch.setattr(
+        causes, "lexicon_of", lambda name: BuzzerLexicon() if name == "buzzer" else real(name)
+    )
+    assert error_signature("BZZT", BuzzerLexicon()) == "bzzt"
+    assert error_signature("BZZT") is None  # the plain reading does not know the buzz
+    store.put_batch(Batch(id="b", name="b"))
+    store.put_task(Task(id="buzzer:t:1", environment="buzzer", family="t", instruction="x"))
+    turns = [("push lever", "It moves."), ("pull lever", "BZZT"), ("wait", "Time passes.")]
+    episode = Episode(id="bad", task_id="buzzer:t:1", batch_id="b", outcome=Outcome(success=False))
+    store.add_episode(
+        episode,
+        [
+            Step(episode_id="bad", index=i, kind="action", action=a, observation=o)
+            for i, (a, o) in enumerate(turns, start=1)
+        ],
+    )
+    found = find_cause(store, store.episode("bad"))
+    assert (found.step, found.evidence) == (2, "error")
+    assert build_case(store, store.episode("bad")).environment == "buzzer"

@@ -3,27 +3,28 @@ the store, and where an episode can be replayed from (its task, seed and run con
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from store import Citation, Episode, Step, Store
 from workbench.compile.contracts import TriggerCase
+from workbench.envs.registry import lexicon_of
 from workbench.runner import RunConfig
 
 HISTORY = 6
 """Recent ``(action, observation)`` pairs in the evidence (as the agents keep them)."""
-_LOOK = re.compile(r"\bis called the\b")
 
 
 def decision_points(
     store: Store, episode_id: str, instruction: str | None = None
 ) -> Iterator[tuple[Step, TriggerCase]]:
-    """Every action step of an episode with the evidence the agent had before taking it."""
+    """Every action step of an episode with the evidence the agent had before taking it (the
+    latest room text is the latest observation its world's lexicon reads as a scene)."""
+    episode = store.episode(episode_id)
+    task = store.task(episode.task_id) if episode else None
     if instruction is None:
-        episode = store.episode(episode_id)
-        task = store.task(episode.task_id) if episode else None
         instruction = task.instruction if task else ""
+    lexicon = lexicon_of(task.environment if task else "")
     observation, look = "", ""
     history: list[tuple[str, str]] = []
     for step in store.steps(episode_id):
@@ -41,7 +42,7 @@ def decision_points(
             )
             history.append((step.action, step.observation))
         observation = step.observation or observation
-        if _LOOK.search(step.observation):
+        if step.observation and lexicon.scene(step.observation) is not None:
             look = step.observation
 
 

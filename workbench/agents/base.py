@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.agents.guidance import Evidence, Guidance
 from workbench.envs.base import Environment, Reset, Transition
+from workbench.envs.lexicon import Lexicon
+from workbench.envs.registry import lexicon_of
 
 FIRST_ACTION_STEP = 1
 """Stored step index of an episode's first action: step 0 is the observation it starts from."""
@@ -131,16 +133,23 @@ class Interaction:
             self.done = True
         return result
 
+    @property
+    def lexicon(self) -> Lexicon:
+        """How this world reads actions and room texts (its plugin's lexicon; the plain one
+        for an environment that is not installed)."""
+        return lexicon_of(getattr(self.env, "name", ""))
+
     def evidence(self) -> Evidence:
         """What the agent can see now. Room and inventory cost one simulator call each, so
         they are read only when a pattern first searches the evidence: search it before
-        acting."""
+        acting. The room text is read through the world's lexicon (its scene lines)."""
         return Evidence(
             instruction=self.instruction,
             observation=self.observation,
             score=self.score,
             history=[(t.action, t.observation) for t in self.taken[-6:]],
             scene=lambda: (self.env.look(), self.env.inventory()),
+            lexicon=self.lexicon,
         )
 
     def sample_valid(self, valid: Sequence[str], count: int, chars: int) -> list[str]:

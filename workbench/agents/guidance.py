@@ -28,6 +28,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.compare import entity_phrases
+from workbench.envs.lexicon import Exit, Lexicon, Scene
+from workbench.envs.registry import INSTALLED, read_scene
 
 STOP = "STOP"
 """The proposed action of an agent that wants to end the episode."""
@@ -82,13 +84,18 @@ class DelegateForm(_Form):
     kind: Literal["subagent"] = "subagent"
     objective: str = ""
     """The objective, as a template (e.g. ``reach the {1}``)."""
-    strategy: Literal["explore-rooms"] = "explore-rooms"
-    """The delegated loop's policy. ``explore-rooms``: visit rooms through doors (opening them)
-    until the room description matches ``success``; its private state is the rooms visited."""
-    tools: list[str] = Field(default_factory=lambda: ["open door to", "go to", "look around"])
-    """Action prefixes the subagent may use (its scope)."""
+    strategy: Literal["explore-exits", "explore-rooms"] = "explore-exits"
+    """The delegated loop's policy. ``explore-exits``: depth first through the exits the
+    world's room texts show (opening closed ones, going back the way it came) until the room
+    text or its scene lines match ``success``; its private state is the places visited and the
+    way back. ``explore-rooms`` is its older name (forms stored before it was renamed)."""
+    tools: list[str] = Field(default_factory=lambda: ["move", "open", "check"])
+    """What the subagent may do (its scope): action roles (``move``, ``open``, ``check``…, see
+    :data:`workbench.envs.lexicon.Role`) read through the world's lexicon, or action prefixes
+    (``go to``) that an action must start with."""
     success: str = ""
-    """Regex (template) on the room description that ends the loop successfully."""
+    """Regex (template) on the room text and its scene lines (``here: X``, ``exit: Y (open)``)
+    that ends the loop successfully."""
     max_steps: int = Field(default=30, ge=1)
     """Step budget; running out ends the loop as a failure."""
 
@@ -147,16 +154,22 @@ class Evidence:
     scene: Callable[[], tuple[str, str]] | None = field(default=None, repr=False, compare=False)
     """Reads ``(look, inventory)`` the first time the text is needed, instead of up front
     (each costs a simulator call, and most decisions never search the evidence)."""
+    lexicon: Lexicon | None = field(default=None, repr=False, compare=False)
+    """How the world's room texts read; ``None``: by whichever installed world reads them."""
 
     def text(self) -> str:
-        """The evidence as one text that patterns search."""
+        """The evidence as one text that patterns search. The room text is followed by its
+        scene lines (``here: X``, ``exit: Y (closed)``), the same shape in every world."""
         if self.scene is not None:
             self.look, self.inventory = self.scene()
             self.scene = None
         recent = "\n".join(f"> {a}\n{o}" for a, o in self.history[-6:])
+        found = read_scene(self.look, self.lexicon) if self.look else None
+        lines = f"\n{found.as_text()}" if found is not None else ""
         return (
-            f"instruction: {self.instruction}\nobservation: {self.observation}\nlook: {self.look}\n"
-            f"inventory: {self.inventory}\nscore: {self.score:g}\nhistory:\n{recent}"
+            f"instruction: {self.instruction}\nobservation: {self.observation}\n"
+            f"look: {self.look}{lines}\ninventory: {self.inventory}\nscore: {self.score:g}\n"
+            f"history:\n{recent}"
         )
 
 
@@ -274,8 +287,60 @@ class DelegateResult:
     reason: str
 
 
-_DOOR = re.compile(r"door to (?:the )?([\w ]+?) \(that is (open|closed)\)")
-_ROOM = re.compile(r"This (?:room|outside location) is called the ([\w ]+?)\.")
+_OPPOSITE = {
+    "north": "south",
+    "east": "west",
+    "up": "down",
+    "in": "out",
+    "northeast": "southwest",
+    "northwest": "southeast",
+}
+_OPPOSITE |= {b: a for a, b in _OPPOSITE.items()}
+DIRECTIONS = frozenset(_OPPOSITE)
+"""Compass words: exits that worlds name by direction rather than by the place they lead to."""
+
+
+def way_back(taken: Exit, left: Scene, arrived: Scene) -> Exit | None:
+    """The exit of ``arrived`` that returns through ``taken``: the one named after the place
+    left (worlds that name exits by room), else the opposite compass direction."""
+    for name in (left.location, _OPPOSITE.get(taken.name.lower(), "")):
+        back = next((e for e in arrived.exits if name and e.name.lower() == name.lower()), None)
+        if back is not None and back.go:
+            return back
+    return None
+
+
+class _Explorer:
+    """A depth-first walk through exits: the subagent's private ledger."""
+
+    def __init__(self, form: DelegateForm, lexicon: Lexicon, use: Callable[[str], str]) -> None:
+        self.form, self.lexicon, self.use = form, lexicon, use
+        self.visited: list[str] = []
+        self.tried: set[tuple[str, str]] = set()
+        self.trail: list[str] = []
+        """Actions that go back, from here to the start (last first)."""
+
+    def untried(self, scene: Scene) -> Exit | None:
+        """The first exit of ``scene`` not taken yet that leads somewhere not visited."""
+        for way in scene.exits:
+            if (scene.location, way.name) in self.tried or way.state == "locked":
+                continue
+            if way.name in self.visited or not way.go:
+                continue
+            return way
+        return None
+
+    def go(self, scene: Scene, way: Exit, look: Callable[[], str]) -> None:
+        """Take ``way`` (opening it first), remembering how to come back."""
+        self.tried.add((scene.location, way.name))
+        if way.state == "closed" and way.open:
+            self.use(way.open)
+        self.use(way.go)
+        arrived = self.lexicon.scene(look())
+        back = way_back(way, scene, arrived) if arrived is not None else None
+        if arrived is not None and arrived.location != scene.location and back is not None:
+            self.tried.add((arrived.location, back.name))
+            self.trail.append(back.go)
 
 
 def run_delegate(
@@ -284,40 +349,51 @@ def run_delegate(
     act: Act,
     look: Callable[[], str],
     done: Callable[[], bool],
+    lexicon: Lexicon | None = None,
 ) -> DelegateResult:
     """Run a subagent's loop. It sees only its declared inputs (``groups``), its own
-    observations and the room descriptions; it may use only its scoped tools."""
+    observations and the room texts (read through ``lexicon``, the world's; without one, by
+    whichever installed world reads them, see :data:`~workbench.envs.registry.INSTALLED`); it
+    may use only its scoped tools."""
     goal = re.compile(_fill(form.success, groups, True)) if form.success else None
-    visited: list[str] = []
     steps = 0
 
     def use(action: str) -> str:
         nonlocal steps
-        if not any(action.startswith(tool) for tool in form.tools):
+        if not _allowed(form, action, reader):
             raise PermissionError(f"subagent {form.id} may not use {action!r}")
         steps += 1
         return act(action, f"subagent {form.id}: {_fill(form.objective, groups, False)}")
 
-    trail: list[str] = []  # rooms from the start to here: depth-first search with backtracking
+    reader = lexicon or INSTALLED
+    walk = _Explorer(form, reader, use)
     while steps < form.max_steps and not done():
         room_text = look()
-        room = _ROOM.search(room_text)
-        here = room.group(1) if room else "?"
-        if here not in visited:
-            visited.append(here)
-        if goal is not None and goal.search(room_text):
-            return DelegateResult(True, steps, visited, f"objective reached in the {here}")
-        doors = [(name, state) for name, state in _DOOR.findall(room_text) if name not in visited]
-        if doors:
-            name, state = doors[0]
-            if state == "closed":
-                use(f"open door to {name}")
-            use(f"go to {name}")
-            trail.append(here)
-        elif trail:
-            use(f"go to {trail.pop()}")
+        scene = reader.scene(room_text)
+        here = scene.location if scene is not None else "?"
+        if here not in walk.visited:
+            walk.visited.append(here)
+        seen = room_text + ("\n" + scene.as_text() if scene is not None else "")
+        if goal is not None and goal.search(seen):
+            return DelegateResult(True, steps, walk.visited, f"objective reached in the {here}")
+        way = walk.untried(scene) if scene is not None else None
+        if way is not None:
+            walk.go(scene, way, look)
+        elif walk.trail:
+            use(walk.trail.pop())
         else:
-            return DelegateResult(False, steps, visited, "explored every reachable room")
+            return DelegateResult(False, steps, walk.visited, "explored every reachable room")
     return DelegateResult(
-        False, steps, visited, "step budget exhausted" if not done() else "episode ended"
+        False, steps, walk.visited, "step budget exhausted" if not done() else "episode ended"
     )
+
+
+ROLES = frozenset(("move", "open", "take", "check", "decide", "wait", "other"))
+"""Tools that name an action role rather than an action prefix."""
+
+
+def _allowed(form: DelegateForm, action: str, lexicon: Lexicon) -> bool:
+    """Whether ``action`` is in the subagent's scope (a role it may play, or a prefix)."""
+    if lexicon.role(action).role in set(form.tools) & ROLES:
+        return True
+    return any(action.startswith(tool) for tool in form.tools if tool not in ROLES)

@@ -24,6 +24,9 @@ class FailureCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     episode_id: str
+    environment: str = ""
+    """The world the episode was played in (its lexicon reads the actions and observations);
+    empty when unknown (e.g. imported logs)."""
     family: str
     instruction: str
     outcome: str
@@ -53,7 +56,8 @@ class Proposal(BaseModel):  # the docstring is part of the answer's schema (and 
     trigger: str
     """The observable condition at the decision point, abstracted (e.g. ``go to <X> | is not open``)."""
     correction: str
-    """The corrective action, abstracted (e.g. ``open door to <X>``); empty when unknown."""
+    """The corrective action, abstracted, in the run's own action grammar (e.g. ``open <X>``);
+    empty when unknown."""
     confidence: float = Field(ge=0.0, le=1.0)
     rationale: str
     citations: list[int]

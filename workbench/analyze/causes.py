@@ -17,20 +17,16 @@ agent's ``ground_truth`` metadata: that is what its accuracy is measured against
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Literal
 
 from store import Episode, EpisodeFilter, Store
 from workbench.analyze.analyst import FailureCase
 from workbench.compare import Alignment, align, contrast_for, normalize_action, shape
+from workbench.envs.lexicon import PLAIN, Lexicon
+from workbench.envs.registry import lexicon_of
 from workbench.llm.steps import CaseStep
 
-_ERROR = re.compile(
-    r"no known action matches|is not open|ambiguous request|can't|cannot|not possible"
-    r"|it's not clear|there is nothing|is not here",
-    re.IGNORECASE,
-)
 CRITICAL_REWARD = -50.0
 """A step reward at or below this is a critical failure (worlds that end a run on a fatal
 action give −100)."""
@@ -38,22 +34,24 @@ action give −100)."""
 Evidence = Literal["error", "divergence", "end"]
 
 
-def error_signature(observation: str) -> str | None:
-    """The error an observation reports, normalised (``None`` when it reports none)."""
-    found = _ERROR.search(observation)
-    return found.group(0).lower() if found else None
+def error_signature(observation: str, lexicon: Lexicon | None = None) -> str | None:
+    """The error an observation reports, normalised (``None`` when it reports none), as the
+    episode's world reads it (``lexicon``; the plain text-adventure reading without one)."""
+    return (lexicon or PLAIN).error(observation)
 
 
 def benign_errors(
     store: Store, family: str, instructions: dict[str, str] | None = None
 ) -> set[tuple[str, str]]:
-    """``(normalised action, error)`` pairs that successful runs of ``family`` met and survived."""
+    """``(normalised action, error)`` pairs that successful runs of ``family`` met and survived
+    (each error read by its own episode's world)."""
     instructions = {} if instructions is None else instructions
     seen: set[tuple[str, str]] = set()
     for episode in store.iter_episodes(EpisodeFilter(outcome="passed", family=family)):
         instruction = _instruction(store, episode, instructions)
+        lexicon = lexicon_of(_environment(store, episode))
         for step in store.steps(episode.id):
-            signature = error_signature(step.observation) if step.action else None
+            signature = error_signature(step.observation, lexicon) if step.action else None
             if signature is not None:
                 seen.add((normalize_action(step.action, instruction), signature))
     return seen
@@ -64,6 +62,17 @@ def _instruction(store: Store, episode: Episode, cache: dict[str, str]) -> str:
         task = store.task(episode.task_id)
         cache[episode.task_id] = task.instruction if task else ""
     return cache[episode.task_id]
+
+
+def _environment(store: Store, episode: Episode) -> str:
+    """The environment an episode was played in (its task's; empty when unknown)."""
+    task = store.task(episode.task_id)
+    return task.environment if task else ""
+
+
+def lexicon_for(case: FailureCase) -> Lexicon:
+    """How the world of a failure case reads its actions and observations."""
+    return lexicon_of(case.environment)
 
 
 @dataclass(frozen=True)
@@ -88,14 +97,17 @@ class CausalFinding:
     """Whether that success is of the very same task (strong contrast) or only its family."""
 
 
-def trigger_of(finding: CausalFinding, instruction: str) -> str:
-    """The observable condition at the causal step: the action's shape and what came back."""
+def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None = None) -> str:
+    """The observable condition at the causal step: the action's shape and what came back
+    (both read through the episode world's ``lexicon``)."""
     if finding.evidence == "end":
         return "stopped | no error"
-    signal = error_signature(finding.observation) or (
+    signal = error_signature(finding.observation, lexicon) or (
         "critical" if finding.evidence == "error" else "no error"
     )
-    action = shape(finding.failed_action, instruction) if finding.failed_action else "stopped"
+    action = (
+        shape(finding.failed_action, instruction, lexicon) if finding.failed_action else "stopped"
+    )
     return f"{action} | {signal}"
 
 
@@ -105,6 +117,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
     contrast = contrast_for(store, episode)
     return FailureCase(
         episode_id=episode.id,
+        environment=_environment(store, episode),
         family=episode.family,
         instruction=_instruction(store, episode, cache),
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
@@ -143,7 +156,8 @@ def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
     """Locate the earliest causal step from a failure case alone (no further reads)."""
     steps = case.steps
     last = steps[-1].index if steps else 0
-    error = next((s.index for s in steps if _harmful(s, case.instruction, benign)), None)
+    lexicon = lexicon_for(case)
+    error = next((s.index for s in steps if _harmful(s, case.instruction, benign, lexicon)), None)
     success_actions = [(s.index, s.action) for s in case.contrast_steps]
     alignment = None
     if case.contrast_id is not None:
@@ -204,10 +218,12 @@ def is_critical(step: CaseStep) -> bool:
     return step.reward is not None and step.reward <= CRITICAL_REWARD
 
 
-def _harmful(step: CaseStep, instruction: str, benign: set[tuple[str, str]]) -> bool:
+def _harmful(
+    step: CaseStep, instruction: str, benign: set[tuple[str, str]], lexicon: Lexicon
+) -> bool:
     if is_critical(step):
         return True
-    signature = error_signature(step.observation)
+    signature = error_signature(step.observation, lexicon)
     return (
         signature is not None
         and (normalize_action(step.action, instruction), signature) not in benign

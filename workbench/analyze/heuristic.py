@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from store import Store
 from workbench.analyze.analyst import FailureCase, Proposal
-from workbench.analyze.causes import CausalFinding, benign_errors, locate, trigger_of
+from workbench.analyze.causes import (
+    CausalFinding,
+    benign_errors,
+    lexicon_for,
+    locate,
+    trigger_of,
+)
 from workbench.compare import shape
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "end": 0.35}
@@ -28,13 +34,14 @@ class HeuristicAnalyst:
         finding = locate(case, self._benign[case.family])
         last = case.steps[-1].index if case.steps else 0
         step = min(finding.step, last)
-        correction = shape(finding.change, case.instruction) if finding.change else ""
+        lexicon = lexicon_for(case)
+        correction = shape(finding.change, case.instruction, lexicon) if finding.change else ""
         return Proposal(
             failure=case.outcome,
             start=step,
             end=step,
             change=_change_text(finding, step != finding.step),
-            trigger=trigger_of(finding, case.instruction),
+            trigger=trigger_of(finding, case.instruction, lexicon),
             correction=correction,
             confidence=CONFIDENCE[finding.evidence]
             if finding.contrast_id

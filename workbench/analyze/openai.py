@@ -46,9 +46,10 @@ an instruction to the agent.
 recognised in other tasks, written as `<action pattern> | <observation signal>`: the kind of \
 action taken (or about to be taken) and what the observation showed. Replace task-specific \
 names with placeholders: <X> for the object acted on, <E1>, <E2>, ... for other entities. \
-Example: `go to <X> | the door to <X> is closed`.
+Examples: `go to <X> | the door to <X> is closed`, `take <X> | <X> is not here`.
 - correction: the corrective action as an abstract action pattern with the same \
-placeholders, e.g. `open door to <X>`; an empty string when the evidence does not show it.
+placeholders, written in the run's own action grammar (e.g. `open <X>`, or whatever the \
+successful run did); an empty string when the evidence does not show it.
 - confidence: from 0 to 1, how strongly the listed steps support the span and the change. \
 Stay low when the cause is a guess.
 - rationale: two or three sentences linking the cited steps to the failure.

@@ -14,10 +14,15 @@ contrastive success, each with what it needs to be *observable* before the decis
                             visible: that the result is not there yet
 ``unnamed-commitment``      an irreversible commitment (a critical failure) to an object the task
                             does not name, where the success commits to one it names
-``unreachable-target``      a move to a room that is not next to the agent is rejected, where the
-                            success walks there through other rooms; visible: no door to it here
+``unreachable-target``      the target is elsewhere: an action on a place or object the agent is
+                            not at is rejected, where the success walks there through other
+                            places first; visible: no exit to it (nor mention of it) in the scene.
+                            A move in a compass direction the room has no exit in names no place
+                            to seek: it becomes a veto where the scene shows no such exit
 ==========================  =======================================================================
 
+Every reading goes through the run's world's :class:`~workbench.envs.lexicon.Lexicon` (its
+errors, verbs, action roles and scenes), so the mechanisms fire in any world that reports them.
 Members with the same mechanism, trigger and correction form one spec, whatever their cluster.
 A member that fits none is reported with the reason. Every claim cites the steps it was read
 from. Contract proposals follow from the spec's execution obligation: what must persist, for
@@ -41,10 +46,13 @@ from store import (
     Observed,
     Scope,
 )
+from workbench.agents.guidance import DIRECTIONS
 from workbench.analyze.causes import error_signature, is_critical
-from workbench.compare import VERBS, entity_phrases, normalize_action
+from workbench.compare import entity_phrases, normalize_action, verb_of
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
+from workbench.envs.lexicon import ActionRole, Lexicon, Scene
+from workbench.envs.registry import lexicon_of
 from workbench.llm.steps import CaseStep
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -110,12 +118,11 @@ def entity_names(instruction: str) -> dict[str, str]:
     return {phrase: name for name, phrase in entity_phrases(instruction).items()}
 
 
-def split_action(action: str) -> tuple[str, str]:
-    """``(verb, argument)`` of an action; the verb is empty when none is known."""
-    found = VERBS.match(action.lower())
-    if found is None:
-        return "", action
-    return found.group(1), action[found.end() :].strip()
+def split_action(action: str, lexicon: Lexicon | None = None) -> tuple[str, str]:
+    """``(verb, argument)`` of an action, its verb read through ``lexicon`` (without one:
+    the installed worlds'; see :func:`workbench.compare.verb_of`)."""
+    verb = verb_of(action, lexicon)
+    return verb, " ".join(action.split())[len(verb) :].strip()
 
 
 def first_line(text: str) -> str:
@@ -152,6 +159,15 @@ class _Member:
         self.failed = self.at.get(member.start)
         self.contrast = member.case.contrast_steps
         self.contrast_at = {s.index: s for s in self.contrast}
+        self.lexicon = lexicon_of(member.case.environment)
+
+    def error(self, observation: str) -> str | None:
+        """The error ``observation`` reports, as the run's world reads it."""
+        return error_signature(observation, self.lexicon)
+
+    def split(self, action: str) -> tuple[str, str]:
+        """``(verb, argument)`` of ``action``, as the run's world reads it."""
+        return split_action(action, self.lexicon)
 
     @property
     def id(self) -> str:
@@ -181,7 +197,7 @@ class _Member:
 def _repeated_rejection(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
-    signature = error_signature(failed.observation)
+    signature = x.error(failed.observation)
     if signature is None or is_critical(failed):
         return "no rejection at the causal step"
     attempts = [failed] + [
@@ -189,7 +205,7 @@ def _repeated_rejection(x: _Member) -> Draft | str:
         for s in x.steps
         if s.index > failed.index
         and s.action == failed.action
-        and error_signature(s.observation) == signature
+        and x.error(s.observation) == signature
     ]
     if len(attempts) < 2:
         return "the rejected action is not repeated"
@@ -243,9 +259,9 @@ def _repeated_rejection(x: _Member) -> Draft | str:
 def _blocked_precondition(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
-    if error_signature(failed.observation) is None or is_critical(failed):
+    if x.error(failed.observation) is None or is_critical(failed):
         return "no blocking error at the causal step"
-    verb, argument = split_action(failed.action)
+    verb, argument = x.split(failed.action)
     if not verb or not argument:
         return "the failed action has no object"
     correction = x.contrast_at.get(x.m.contrast_step) if x.m.contrast_step is not None else None
@@ -254,7 +270,7 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         template = template_of(correction.action, {argument: "1"})
     elif x.m.correction.count("<X>") == 1 and "<E" not in x.m.correction:
         template = x.m.correction.replace("<X>", "{1}")
-    if "{1}" not in template or split_action(template)[0] in ("", verb):
+    if "{1}" not in template or x.split(template)[0] in ("", verb):
         return "no corrective action on the same object"
     line, seen_at = next(
         (
@@ -272,9 +288,7 @@ def _blocked_precondition(x: _Member) -> Draft | str:
     contrast_cite = x.cite_contrast(x.m.contrast_step) if x.m.contrast_step is not None else []
     completion_text = correction.observation if correction is not None else ""
     unblocked = [
-        s.index
-        for s in x.contrast
-        if split_action(s.action)[0] == verb and not error_signature(s.observation)
+        s.index for s in x.contrast if x.split(s.action)[0] == verb and not x.error(s.observation)
     ]
     activation = Activation(
         trigger=Claim(
@@ -341,8 +355,8 @@ def _seen_in_contrast(x: _Member, verb: str, precondition: str, template: str) -
     taken: set[str] = set()
     for step in x.contrast:
         taken.add(step.action.lower())
-        other_verb, argument = split_action(step.action)
-        if other_verb != verb or not argument or error_signature(step.observation):
+        other_verb, argument = x.split(step.action)
+        if other_verb != verb or not argument or x.error(step.observation):
             continue
         if template.replace("{1}", argument).lower() in taken:
             continue  # the success did what the spec prescribes first
@@ -358,17 +372,17 @@ def _seen_in_contrast(x: _Member, verb: str, precondition: str, template: str) -
 def _premature_decision(x: _Member) -> Draft | str:
     failed = x.failed
     assert failed is not None
-    if not (is_critical(failed) or error_signature(failed.observation)):
+    if not (is_critical(failed) or x.error(failed.observation)):
         return "the causal step is not a failed decision"
     if x.m.contrast_step is None or x.case.contrast_id is None:
         return "no success shows what to do first"
-    verb, _ = split_action(failed.action)
+    verb, _ = x.split(failed.action)
     order = [s.index for s in x.contrast]
     if x.m.contrast_step not in order:
         return "the contrast step is not an action"
     start = order.index(x.m.contrast_step)
     decision = next(
-        (q for q in range(start, len(order)) if split_action(x.contrast[q].action)[0] == verb),
+        (q for q in range(start, len(order)) if x.split(x.contrast[q].action)[0] == verb),
         None,
     )
     if not verb or decision is None:
@@ -395,7 +409,7 @@ def _premature_decision(x: _Member) -> Draft | str:
     if pattern is None:
         return "the failed and the successful decision have different shapes"
     result = first_line(procedure[-1].observation)
-    if error_signature(result):
+    if x.error(result):
         return "the success's procedure ends in a rejection, not an observable result"
     seen = pattern_of(result, names)
     where = x.cite_contrast(procedure[0].index, x.contrast[decision].index)
@@ -496,7 +510,7 @@ def _unnamed_commitment(x: _Member) -> Draft | str:
     assert failed is not None
     if not is_critical(failed):
         return "the causal step is not an irreversible commitment"
-    verb, argument = split_action(failed.action)
+    verb, argument = x.split(failed.action)
     if not verb or not argument:
         return "the commitment has no object"
     if _names(x.case.instruction, argument):
@@ -505,8 +519,8 @@ def _unnamed_commitment(x: _Member) -> Draft | str:
         (
             s
             for s in x.contrast
-            if split_action(s.action)[0] == verb
-            and _names(x.case.contrast_instruction, split_action(s.action)[1])
+            if x.split(s.action)[0] == verb
+            and _names(x.case.contrast_instruction, x.split(s.action)[1])
         ),
         None,
     )
@@ -568,44 +582,133 @@ def _names(instruction: str, argument: str) -> bool:
 
 
 def _unreachable_target(x: _Member) -> Draft | str:
+    """The target is elsewhere: the run acts on a place or object that is not where it is
+    (the world rejects it and the last scene shows no exit to it, nor mentions it), and a
+    success walks there through other places before acting on it."""
     failed = x.failed
     assert failed is not None
-    verb, target = split_action(failed.action)
-    if verb != "go to" or not target or error_signature(failed.observation) is None:
-        return "the causal step is not a rejected move"
-    here = next((text for _, text in x.prior(failed.index) if _ROOM.search(text)), "")
-    if not here:
-        return "no room description before the move shows where the run was"
-    door = rf"door to (?:the )?{escape(target)} \("
-    if re.search(door, here, re.IGNORECASE):
-        return f"a door to '{target}' was visible: the room was next to it"
-    route = _route_to(x, target)
+    acted = x.lexicon.role(failed.action)
+    verb, target = x.split(failed.action)
+    if acted.role not in ("move", "take", "other") or not acted.target or not target:
+        return "the causal step acts on no place or object"
+    if x.error(failed.observation) is None:
+        return "the world did not reject the action on its target"
+    seen = next(
+        ((text, found) for _, text in x.prior(failed.index) if (found := x.lexicon.scene(text))),
+        None,
+    )
+    if seen is None:
+        return "no room text before the action shows where the run was"
+    text, scene = seen
+    if _in_sight(acted, text, scene):
+        return f"'{acted.target}' was in sight where the run was"
+    route = _route_to(x, failed.action)
     if route is None:
-        return f"no success walks to '{target}' through other rooms"
-    rooms = [split_action(s.action)[1] for s in route if split_action(s.action)[0] == "go to"]
+        return f"no success reaches '{acted.target}' through other places before acting on it"
+    if acted.role == "move" and acted.target in DIRECTIONS:
+        return _no_such_exit(x, verb, route)
+    return _elsewhere_draft(x, verb, acted.role == "move", route)
+
+
+def _no_such_exit(x: _Member, verb: str, route: list[CaseStep]) -> Draft:
+    """The spec of a move through a direction the room has no exit in (a compass world): a
+    direction names no place to seek, so the move is vetoed where the scene shows no such
+    exit, and the agent walks the way it planned."""
+    moves = [
+        x.lexicon.role(s.action).target for s in route if x.lexicon.role(s.action).role == "move"
+    ]
     where = x.cite_contrast(route[0].index, route[-1].index)
-    arrived = first_line(route[-1].observation)
     activation = Activation(
         trigger=Claim(
-            text="the agent proposes 'go to <X>'", value=r"go to (.+)", citations=[x.cite_failed()]
+            text=f"the agent proposes '{verb} <X>'",
+            value=escape(verb) + " (.+)",
+            citations=[x.cite_failed()],
         ),
         observations=[
             Observed(
-                text="no door to <X> is visible where the agent is",
-                value=r"look:(?:(?!\ninventory:)[\s\S])*?door to (?:the )?{1} \(",
+                text="the room's exits are shown", value=r"\nhere: ", citations=[x.cite_failed()]
+            ),
+            Observed(
+                text="no exit <X> is shown where the agent is",
+                value=r"\nexit: (?i:{1}) \(",
                 absent=True,
                 citations=[x.cite_failed(), *where],
+            ),
+        ],
+        boundary=Claim(
+            text=f"'{verb} <X>' where an exit <X> is shown",
+            citations=x.cite_contrast(route[-1].index),
+        ),
+    )
+    span = [x.cite_failed(), *where]
+    scope = Scope(
+        objective=Claim(
+            text="do not move through an exit the room does not show; walk through the places "
+            f"between instead (the success went {' → '.join(moves)})",
+            value="veto",
+            citations=span,
+        ),
+        decisions=[Claim(text=f"veto '{verb} <X>'", value="veto", citations=span)],
+    )
+    execution = Execution(
+        state=Claim(text="none: the room's exits are in the evidence", citations=span),
+        completion=Claim(text="the move is not made", citations=[x.cite_failed()]),
+    )
+    return Draft(
+        ("unreachable-target", verb, "veto"),
+        x.m,
+        "unreachable-target",
+        activation,
+        scope,
+        execution,
+    )
+
+
+def _in_sight(acted: ActionRole, text: str, scene: Scene) -> bool:
+    """Whether the scene shows an exit to the target (a place) or mentions it (an object)."""
+    if any(e.name.lower() == acted.target for e in scene.exits):
+        return True
+    if acted.role == "move":
+        return False
+    named = rf"(?<![\w-]){escape(acted.target)}(?![\w-])"
+    return acted.target in scene.visible or re.search(named, text, re.IGNORECASE) is not None
+
+
+def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) -> Draft:
+    """The spec of a target found elsewhere: a subagent explores exits until it is there
+    (a place) or sees it (an object)."""
+    moves = [
+        x.lexicon.role(s.action).target for s in route if x.lexicon.role(s.action).role == "move"
+    ]
+    where = x.cite_contrast(route[0].index, route[-1].index)
+    arrived = first_line(route[-1].observation)
+    if place:
+        absent = ("no exit to <X> is visible where the agent is", r"\nexit: (?i:{1}) \(")
+        reach = ("reach", "arrives in <X>", r"\nhere: (?i:{1})(?:\n|$)")
+    else:
+        absent = ("<X> is not in sight where the agent is", LOOK_MENTIONS)
+        reach = ("find", "sees <X>", r"(?<![\w-])(?i:{1})(?![\w-])")
+    activation = Activation(
+        trigger=Claim(
+            text=f"the agent proposes '{verb} <X>'",
+            value=escape(verb) + (" (.+)" if place else OBJECT_PART),
+            citations=[x.cite_failed()],
+        ),
+        observations=[
+            Observed(
+                text=absent[0], value=absent[1], absent=True, citations=[x.cite_failed(), *where]
             )
         ],
         boundary=Claim(
-            text="'go to <X>' where a door to <X> is visible",
+            text=f"'{verb} <X>' where <X> is in sight",
             citations=x.cite_contrast(route[-1].index),
         ),
     )
     scope = Scope(
         objective=Claim(
-            text=f"reach <X> through the rooms between (the success went {' → '.join(rooms)})",
-            value="reach the {1}",
+            text=f"{reach[0]} <X> through the places between "
+            f"(the success went {' → '.join(moves)})",
+            value=reach[0] + " the {1}",
             citations=[x.cite_failed(), *where],
         ),
         decisions=[
@@ -614,44 +717,48 @@ def _unreachable_target(x: _Member) -> Draft | str:
     )
     execution = Execution(
         state=Claim(
-            text="the rooms visited so far and the way back (a ledger the parent does not keep)",
+            text="the places visited so far and the way back (a ledger the parent does not keep)",
             citations=where,
         ),
         owner="private",
         lifetime="delegation",
         completion=Claim(
-            text=f"it arrives in <X> ('{arrived}')",
-            value=r"This (?:room|outside location) is called the {1}\.",
+            text=f"it {reach[1]} ('{arrived}')",
+            value=reach[2],
             citations=x.cite_contrast(route[-1].index),
         ),
         failure=Claim(
-            text="every reachable room explored, or its step budget spent, without arriving",
+            text="every reachable place explored, or its step budget spent, without success",
             citations=[x.cite_failed()],
         ),
         inputs=["1"],
     )
     return Draft(
-        ("unreachable-target", "go to"), x.m, "unreachable-target", activation, scope, execution
+        ("unreachable-target", verb), x.m, "unreachable-target", activation, scope, execution
     )
 
 
-_ROOM = re.compile(r"\bis called the\b")
+OBJECT_PART = r" (.+?)(?: (?:with|from|into|in|on|to) .+)?"
+"""Action pattern after an object's verb: the object, without the ``from``/``with`` part that
+says where it is or what it is done with (as :meth:`~workbench.envs.lexicon.Lexicon.target`
+reads it)."""
+LOOK_MENTIONS = r"look:(?:(?!\ninventory:)[\s\S])*?(?<![\w-])(?i:{1})(?![\w-])"
+"""Evidence pattern: the room text mentions ``{1}``."""
 
 
-def _route_to(x: _Member, target: str) -> list[CaseStep] | None:
-    """The success's walk (navigation actions only) that ends by entering ``target`` after
-    passing through another room, if it has one."""
+def _route_to(x: _Member, action: str) -> list[CaseStep] | None:
+    """The success's walk that ends by doing ``action`` (accepted) after navigation steps
+    through other places: two moves, or two navigation steps before it, at least."""
+    wanted = " ".join(action.lower().split())
     for k, step in enumerate(x.contrast):
-        if step.action.lower() != f"go to {target}".lower() or error_signature(step.observation):
+        if " ".join(step.action.lower().split()) != wanted or x.error(step.observation):
             continue
         start = k
-        while start > 0 and split_action(x.contrast[start - 1].action)[0] in (
-            "go to",
-            "open door to",
-        ):
+        while start > 0 and x.lexicon.is_navigation(x.contrast[start - 1].action):
             start -= 1
         route = x.contrast[start : k + 1]
-        if sum(split_action(s.action)[0] == "go to" for s in route) >= 2:
+        moves = sum(x.lexicon.role(s.action).role == "move" for s in route)
+        if moves >= 2 or (moves and len(route) - 1 >= 2):
             return route
     return None
 
@@ -903,7 +1010,11 @@ def name_for(spec: InterventionSpec) -> str:
         rejection = seen.split("'")[1] if seen.count("'") >= 2 else "rejection"
         return slug(f"no repeat after {' '.join(rejection.split()[:5])}")
     if spec.mechanism == "unreachable-target":
-        return "reach-room-through-others"
+        if spec.scope.objective.value.startswith("reach "):
+            return "reach-room-through-others"
+        if spec.scope.objective.value == "veto":
+            return slug(f"{trigger_verb or 'move'} only through shown exits")
+        return slug(f"find the target before {trigger_verb or 'acting'}")
     if spec.mechanism == "unnamed-commitment":
         return slug(f"{trigger_verb} only on named {'-'.join(spec.families)}")
     action_verb = split_action(first)[0] or "act"
@@ -1018,7 +1129,7 @@ def _subagent(spec: InterventionSpec) -> dict | None:
             "properties": {name: {"type": "string"} for name in execution.inputs},
         },
         owned_state=execution.state.text,
-        tools=["open door to", "go to", "look around"],
+        tools=["move", "open", "check"],
         success=execution.completion.text,
         failure=execution.failure.text,
         return_schema=RETURN_SCHEMA,

@@ -73,11 +73,15 @@ START_ACTION = "(start of the run)"
 EVIDENCE_TEXT = """\
 At every decision point the agent proposes an action and can see an evidence text laid out \
 like this (the history holds its last six actions, each on a `> ` line followed by the \
-observation it got):
+observation it got; the `here:` and `exit:` lines are the room description read the same \
+way in every world, one `exit:` line per way out, and are absent when the world's room \
+descriptions cannot be read):
 
     instruction: <the task>
     observation: <the latest observation>
     look: <the latest room description>
+    here: <the place that description is of>
+    exit: <a way out, as the move action names it> (<open, closed or locked>)
     inventory: <what the agent carries>
     score: <the current score>
     history:
@@ -88,9 +92,9 @@ Patterns are Python regular expressions. An action pattern must match the whole 
 action, and its capture groups are available to the other fields as `{1}`, `{2}`, ... \
 (inserted escaped into patterns, as they are into templates). `{E1}`, `{E2}`, ... stand for \
 the phrases the task instruction names, numbered as listed with each run. A template is an \
-action with such placeholders, e.g. `open door to {1}`. Nothing else may be read: a field \
-that needs something the trigger does not capture and the instruction does not name depends \
-on state the agent never declared."""
+action with such placeholders in the run's own action grammar, e.g. `open {1}`. Nothing \
+else may be read: a field that needs something the trigger does not capture and the \
+instruction does not name depends on state the agent never declared."""
 
 SPEC_INTRO = """\
 You write one intervention specification for a cluster of analysed failures of an agent \
@@ -240,11 +244,14 @@ SUBAGENT_SECTION = """\
 The schema is a SUBAGENT. The agent delegates a closed objective when the proposed action \
 matches `form.when_action` in full, `form.when_evidence` is found in the evidence text and \
 `form.unless_evidence` is not. The subagent sees only its declared inputs, its own \
-observations and the room descriptions; it keeps private state (the rooms it visited), may use \
-only its tools (action prefixes) and explores rooms through doors, opening them, until the \
-room description matches `form.success` (success) or `form.max_steps` actions are spent \
-(failure). It returns its status, the steps taken, the rooms visited and a reason; the \
-runtime fixes that return schema and fills the return_schema slot.
+observations and the room descriptions; it keeps private state (the places it visited and the \
+way back), may use only its tools (action roles read through the world's grammar: `move`, \
+`open`, `check`, `take`, `decide`, `wait`, `other`; or action prefixes) and explores depth \
+first through the exits each room description shows, opening closed ones and going back the \
+way it came, until the room description or its `here:`/`exit:` lines match `form.success` \
+(success) or `form.max_steps` actions are spent (failure). It returns its status, the steps \
+taken, the places visited and a reason; the runtime fixes that return schema and fills the \
+return_schema slot.
 
 Contract fields: name (a few lowercase words joined by dashes), description (one or two \
 sentences), invocation (when the agent delegates, and when it must not), inputs (the declared \
@@ -253,7 +260,8 @@ keeps), tools, success and failure (when it ends each way, in words), probes (re
 decision points it is invoked from: an episode_id, the step index, expect (`success` or \
 `failure`) and inputs, name and value pairs that replace the bound values, e.g. an \
 unreachable target for a failure probe, or empty to bind them from the recorded action), \
-form (objective: a template; success: a pattern on the room description)."""
+form (objective: a template; success: a pattern on the room description and its scene \
+lines, e.g. `\\nhere: {1}(?:\\n|$)` to arrive in a place, or the target's name to see it)."""
 
 SECTIONS: dict[str, str] = {
     "rule": RULE_SECTION,

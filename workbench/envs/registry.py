@@ -6,7 +6,10 @@ worlds are registered in its ``pyproject.toml`` exactly as another package regis
 
 from __future__ import annotations
 
+from functools import cache
+
 from workbench.envs.base import Environment, EnvironmentPlugin, EnvOptions
+from workbench.envs.lexicon import PLAIN, ActionRole, Lexicon, Role, Scene
 from workbench.plugins import PluginError, Plugins, UnknownPlugin
 
 ENVIRONMENTS = Plugins("workbench.environments", "environment")
@@ -75,3 +78,73 @@ def task_cells(task_id: str, family: str) -> tuple[str, str]:
     columns = dict(plugin.task_columns(stored_family, int(variation)))
     shown = columns.pop("family", family)
     return shown, " ".join(f"{name} {value}" for name, value in columns.items())
+
+
+@cache
+def lexicon_of(name: str) -> Lexicon:
+    """How the environment ``name`` reads actions and room texts: its plugin's lexicon; for
+    an environment that is not installed or does not load (e.g. imported logs), every
+    installed world's reading at once (:data:`INSTALLED`, which falls back to the plain one)."""
+    try:
+        return environment_plugin(name).lexicon
+    except PluginError:  # UnknownPlugin is one
+        return INSTALLED
+
+
+@cache
+def installed_lexicons() -> tuple[Lexicon, ...]:
+    """The lexicons of every installed environment that loads, by name, then the plain one."""
+    found = []
+    for name in environment_names():
+        try:
+            found.append(environment_plugin(name).lexicon)
+        except PluginError:
+            continue
+    return tuple(dict.fromkeys([*found, PLAIN]))
+
+
+class InstalledLexicons(Lexicon):
+    """The reading of a text whose world is not known: each question is answered by the
+    first installed world's lexicon that can (verbs: all of theirs), else the plain one."""
+
+    @property
+    def verbs(self) -> dict[str, Role]:  # type: ignore[override]
+        merged: dict[str, Role] = {}
+        for lexicon in reversed(installed_lexicons()):
+            merged |= lexicon.verbs
+        return merged
+
+    def role(self, action: str) -> ActionRole:
+        text = " ".join(action.lower().split())
+        best, length = PLAIN, -1
+        for lexicon in installed_lexicons():
+            known = [v for v in lexicon.verbs if text == v or text.startswith(v + " ")]
+            if known and len(max(known, key=len)) > length:
+                best, length = lexicon, len(max(known, key=len))
+        return best.role(action)
+
+    def is_navigation(self, action: str) -> bool:
+        return any(x.is_navigation(action) for x in installed_lexicons())
+
+    def opens_way(self, opened: str, then: str) -> bool:
+        return any(x.opens_way(opened, then) for x in installed_lexicons())
+
+    def scene(self, text: str) -> Scene | None:
+        return next((s for x in installed_lexicons() if (s := x.scene(text)) is not None), None)
+
+    def error(self, observation: str) -> str | None:
+        return next((e for x in installed_lexicons() if (e := x.error(observation))), None)
+
+    def choices(self, decision: str, instruction: str) -> list[str]:
+        return next(
+            (c for x in installed_lexicons() if (c := x.choices(decision, instruction))), []
+        )
+
+
+INSTALLED = InstalledLexicons()
+"""How texts of a world that is not installed read (see :class:`InstalledLexicons`)."""
+
+
+def read_scene(text: str, lexicon: Lexicon | None = None) -> Scene | None:
+    """The scene a room text shows, read by ``lexicon`` (without one: :data:`INSTALLED`)."""
+    return (lexicon or INSTALLED).scene(text)
