@@ -23,7 +23,6 @@ from tui.navigation import (
     OpenTrajectory,
 )
 from tui.screens.help import Help, HelpScreen
-from tui.screens.runs import RunsScreen
 from workbench.llm.client import ConfigError
 
 
@@ -88,7 +87,17 @@ class WorkbenchApp(App[None]):
         )
 
     def get_default_screen(self) -> Screen:
-        return RunsScreen(self.session, page_size=self.page_size, poll_interval=self.poll_interval)
+        if self.episode is not None:  # a bare screen: Runs is made when the trajectory is left
+            return Screen()
+        return self.runs_screen()
+
+    def runs_screen(self, select: str | None = None) -> Screen:
+        """A Runs screen on every episode, its cursor on ``select`` once that is loaded."""
+        from tui.screens.runs import RunsScreen
+
+        return RunsScreen(
+            self.session, page_size=self.page_size, poll_interval=self.poll_interval, select=select
+        )
 
     def on_mount(self) -> None:
         if self.episode is not None:
@@ -145,7 +154,9 @@ class WorkbenchApp(App[None]):
         origin = self.screen
 
         def closed(last: str | None) -> None:
-            if last and isinstance(origin, RunsScreen):
+            if type(origin) is Screen:  # opened at start: Runs goes over the bare screen
+                self.push_screen(self.runs_screen(select=last))
+            elif last and hasattr(origin, "select_episode"):
                 origin.select_episode(last)
 
         self.push_screen(TrajectoryScreen(self.session, episode_id, where, start=step), closed)

@@ -124,6 +124,8 @@ class EpisodeTable(RecordTable):
             self.total = total
             self._asked = None
             self.append_rows(map(episode_cells, self._new(episodes[len(self.ids) :])))
+            if keep is not None and keep != self.current:  # the first rows: the cursor goes there
+                self.select_episode(keep)
             self._ask_if_near_end()
             return
         row = self.cursor_row
