@@ -20,11 +20,11 @@ from textual.screen import Screen
 from textual.widgets import Header, Static
 
 from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, Task
+from tui.cells import outcome_badge
 from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
 from tui.navigation import OpenCompare
 from tui.screens.help import Help
 from tui.threads import deliver
-from tui.widgets.episode_table import outcome_badge
 from tui.widgets.find_bar import FindBar
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.step_detail import StepDetail

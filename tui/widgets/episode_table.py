@@ -36,16 +36,6 @@ COLUMNS = [
 (see :func:`~tui.widgets.record_table.column_widths`)."""
 
 
-def outcome_badge(episode: ListedEpisode) -> Text:
-    """A coloured ``FAIL`` / ``PASS`` / ``?`` badge for an episode's outcome."""
-    success = episode.outcome.success
-    if success is None:
-        return Text.assemble(("  ?   ", "bold reverse"))
-    if success:
-        return Text.assemble((" PASS ", "bold white on dark_green"))
-    return Text.assemble((" FAIL ", "bold white on red"))
-
-
 def episode_cells(episode: ListedEpisode) -> list[Text]:
     """The cells of one episode's row, whole: the column widths cut them."""
     success = episode.outcome.success
