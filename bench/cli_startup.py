@@ -25,8 +25,8 @@ caches). CPU time, not wall time, so that other load on the machine does not blu
 Both UIs start through their real console scripts, each told the run to open:
 ``mini-extra inspector FILE`` and ``workbench tui --db DB --episode ID`` (the episode the
 import made of FILE). That is the fair pair: the inspector is given one run file and opens on
-its first step; ``--episode`` is the workbench's way to do the same from the shell (its Runs
-screen is still there beneath, where ``q`` goes back to). Opening the Runs screen first and
+its first step; ``--episode`` is the workbench's way to do the same from the shell (``q``
+goes back to the Runs screen, which is made, and reads its episodes, only then). Opening the Runs screen first and
 pressing ``enter`` there measures browsing a database, which the inspector does not do.
 
 Both run under the same small driver (``DRIVER`` below) in their own interpreters. The driver

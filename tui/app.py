@@ -32,7 +32,7 @@ class WorkbenchApp(App[None]):
 
     Screens never open each other: they post a :mod:`tui.navigation` message and the app
     pushes the screen asked for (each screen's module is imported when it is first opened, so
-    the first paint pays only for Runs).
+    the first paint pays only for the screen it shows).
 
     Args:
         db_path: the workbench database.
@@ -44,8 +44,9 @@ class WorkbenchApp(App[None]):
         reasoner: the backend the screens' jobs judge with (``heuristic`` or ``openai``);
             ``None``: the configured one (:mod:`workbench.backends`). A model backend is named
             in the header; a misconfigured one there too, and its jobs say why they cannot run.
-        episode: an episode whose Trajectory screen opens at start, over the Runs screen
-            (``None``: the Runs screen).
+        episode: an episode whose Trajectory screen opens at start (``None``: the Runs
+            screen). It opens over a bare screen: the Runs screen is made (and reads its
+            episodes) only when ``q`` goes back to it.
     """
 
     CSS_PATH = "app.tcss"
@@ -74,6 +75,8 @@ class WorkbenchApp(App[None]):
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.episode = episode
+        self._bare: Screen | None = None
+        """The screen beneath the trajectory opened at start (``None``: none opened)."""
         self.title = self.header_title()
 
     def header_title(self) -> str:
@@ -87,8 +90,9 @@ class WorkbenchApp(App[None]):
         )
 
     def get_default_screen(self) -> Screen:
-        if self.episode is not None:  # a bare screen: Runs is made when the trajectory is left
-            return Screen()
+        if self.episode is not None:  # Runs is made when the trajectory opened at start is left
+            self._bare = Screen()
+            return self._bare
         return self.runs_screen()
 
     def runs_screen(self, select: str | None = None) -> Screen:
@@ -154,7 +158,7 @@ class WorkbenchApp(App[None]):
         origin = self.screen
 
         def closed(last: str | None) -> None:
-            if type(origin) is Screen:  # opened at start: Runs goes over the bare screen
+            if origin is self._bare:  # opened at start: Runs goes over the bare screen
                 self.push_screen(self.runs_screen(select=last))
             elif last and hasattr(origin, "select_episode"):
                 origin.select_episode(last)
