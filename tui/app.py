@@ -158,9 +158,11 @@ class WorkbenchApp(App[None]):
         origin = self.screen
 
         def closed(last: str | None) -> None:
+            from tui.screens.runs import RunsScreen
+
             if origin is self._bare:  # opened at start: Runs goes over the bare screen
                 self.push_screen(self.runs_screen(select=last))
-            elif last and hasattr(origin, "select_episode"):
+            elif last and isinstance(origin, RunsScreen):
                 origin.select_episode(last)
 
         self.push_screen(TrajectoryScreen(self.session, episode_id, where, start=step), closed)

@@ -81,6 +81,7 @@ class RunsScreen(Screen[None]):
     ) -> None:
         super().__init__(name=name)
         self.select = select
+        """The episode the cursor goes to once the first rows are shown (``None``: the first)."""
         self.session = session
         self.page_size = page_size
         self.poll_interval = poll_interval
