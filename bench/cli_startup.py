@@ -20,13 +20,13 @@ anchor's for all three):
 What one measurement is: the CPU time (user + sys of the child, from
 ``getrusage(RUSAGE_CHILDREN)``) of one fresh process from its start to its exit; the figure is
 the median of ``--repeat`` processes after one unmeasured warm-up (which also writes bytecode
-caches). CPU time, not wall time, so that other load on the machine does not blur it.
+caches: the children run without ``PYTHONDONTWRITEBYTECODE``, as an installed package would). CPU time, not wall time, so that other load on the machine does not blur it.
 
 Both UIs start through their real console scripts, each told the run to open:
 ``mini-extra inspector FILE`` and ``workbench tui --db DB --episode ID`` (the episode the
 import made of FILE). That is the fair pair: the inspector is given one run file and opens on
-its first step; ``--episode`` is the workbench's way to do the same from the shell (its Runs
-screen is still there beneath, where ``q`` goes back to). Opening the Runs screen first and
+its first step; ``--episode`` is the workbench's way to do the same from the shell (``q``
+goes back to the Runs screen, which is made, and reads its episodes, only then). Opening the Runs screen first and
 pressing ``enter`` there measures browsing a database, which the inspector does not do.
 
 Both run under the same small driver (``DRIVER`` below) in their own interpreters. The driver
@@ -323,7 +323,16 @@ def main() -> None:
     workbench = script("workbench", bindir)
     anchor = [script("sqlite-utils", bindir), "--help"]
     env = dict(os.environ)
-    for name in ("WORKBENCH_DB", "WORKBENCH_WORKSPACE", "MSWEA_SILENT_STARTUP", "NO_COLOR"):
+    # PYTHONDONTWRITEBYTECODE would keep the warm-up from writing bytecode caches: each
+    # measured process would compile the workbench's own modules again (the anchors' modules
+    # were compiled when pip installed them)
+    for name in (
+        "WORKBENCH_DB",
+        "WORKBENCH_WORKSPACE",
+        "MSWEA_SILENT_STARTUP",
+        "NO_COLOR",
+        "PYTHONDONTWRITEBYTECODE",
+    ):
         env.pop(name, None)
     pairs: list[Pair] = []
     with tempfile.TemporaryDirectory() as tmp:

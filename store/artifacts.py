@@ -32,7 +32,7 @@ StateOwner = Literal["none", "parent", "private"]
 class Part(BaseModel):
     """A nested part of a record, stored inside its record's JSON column."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built on first use, as Record
 
 
 class Citation(Part):

@@ -28,7 +28,11 @@ def utcnow() -> datetime:
 class Record(BaseModel):
     """Base of all stored records: strict about unknown fields, never coerces silently."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # defer_build: a model's validator is built when it is first used, not when the store is
+    # imported (the TUI's first paint or ``workbench ls`` use a few of the ~30 models). The
+    # first-use build is thread-safe from pydantic 2.14 on (the TUI validates in worker
+    # threads), hence pyproject's floor.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, defer_build=True)
 
 
 class Task(Record):

@@ -23,7 +23,6 @@ from tui.navigation import (
     OpenTrajectory,
 )
 from tui.screens.help import Help, HelpScreen
-from tui.screens.runs import RunsScreen
 from workbench.llm.client import ConfigError
 
 
@@ -33,7 +32,7 @@ class WorkbenchApp(App[None]):
 
     Screens never open each other: they post a :mod:`tui.navigation` message and the app
     pushes the screen asked for (each screen's module is imported when it is first opened, so
-    the first paint pays only for Runs).
+    the first paint pays only for the screen it shows).
 
     Args:
         db_path: the workbench database.
@@ -45,8 +44,9 @@ class WorkbenchApp(App[None]):
         reasoner: the backend the screens' jobs judge with (``heuristic`` or ``openai``);
             ``None``: the configured one (:mod:`workbench.backends`). A model backend is named
             in the header; a misconfigured one there too, and its jobs say why they cannot run.
-        episode: an episode whose Trajectory screen opens at start, over the Runs screen
-            (``None``: the Runs screen).
+        episode: an episode whose Trajectory screen opens at start (``None``: the Runs
+            screen). It opens over a bare screen: the Runs screen is made (and reads its
+            episodes) only when ``q`` goes back to it.
     """
 
     CSS_PATH = "app.tcss"
@@ -75,6 +75,8 @@ class WorkbenchApp(App[None]):
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.episode = episode
+        self._bare: Screen | None = None
+        """The screen beneath the trajectory opened at start (``None``: none opened)."""
         self.title = self.header_title()
 
     def header_title(self) -> str:
@@ -88,7 +90,18 @@ class WorkbenchApp(App[None]):
         )
 
     def get_default_screen(self) -> Screen:
-        return RunsScreen(self.session, page_size=self.page_size, poll_interval=self.poll_interval)
+        if self.episode is not None:  # Runs is made when the trajectory opened at start is left
+            self._bare = Screen()
+            return self._bare
+        return self.runs_screen()
+
+    def runs_screen(self, select: str | None = None) -> Screen:
+        """A Runs screen on every episode, its cursor on ``select`` once that is loaded."""
+        from tui.screens.runs import RunsScreen
+
+        return RunsScreen(
+            self.session, page_size=self.page_size, poll_interval=self.poll_interval, select=select
+        )
 
     def on_mount(self) -> None:
         if self.episode is not None:
@@ -145,7 +158,11 @@ class WorkbenchApp(App[None]):
         origin = self.screen
 
         def closed(last: str | None) -> None:
-            if last and isinstance(origin, RunsScreen):
+            from tui.screens.runs import RunsScreen
+
+            if origin is self._bare:  # opened at start: Runs goes over the bare screen
+                self.push_screen(self.runs_screen(select=last))
+            elif last and isinstance(origin, RunsScreen):
                 origin.select_episode(last)
 
         self.push_screen(TrajectoryScreen(self.session, episode_id, where, start=step), closed)

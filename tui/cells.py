@@ -5,7 +5,12 @@ columns."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from store import ListedEpisode
 
 STATUS_STYLES = {
     "supported": "bold green",
@@ -36,3 +41,13 @@ def mark(passed: bool | None, yes: str = "pass", no: str = "fail") -> Text:
 def plural(n: int, word: str) -> str:
     """``1 spec``, ``2 specs``."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def outcome_badge(episode: ListedEpisode) -> Text:
+    """A coloured ``FAIL`` / ``PASS`` / ``?`` badge for an episode's outcome."""
+    success = episode.outcome.success
+    if success is None:
+        return Text.assemble(("  ?   ", "bold reverse"))
+    if success:
+        return Text.assemble((" PASS ", "bold white on dark_green"))
+    return Text.assemble((" FAIL ", "bold white on red"))

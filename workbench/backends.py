@@ -23,19 +23,17 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlparse
 
 from store import Store
-from workbench.analyze.analyst import Analyst
-from workbench.analyze.heuristic import HeuristicAnalyst
-from workbench.compile.heuristic import HeuristicCompiler
-from workbench.compile.proposals import Compiler
 from workbench.llm.client import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ChatClient, ConfigError
-from workbench.manual.builder import Builder
-from workbench.manual.formulate import Formulator
-from workbench.manual.heuristic import HeuristicFormulator
-from workbench.manual.heuristic_builder import HeuristicBuilder
+
+if TYPE_CHECKING:  # the stages load when backends are made, not when a choice is resolved
+    from workbench.analyze.analyst import Analyst
+    from workbench.compile.proposals import Compiler
+    from workbench.manual.builder import Builder
+    from workbench.manual.formulate import Formulator
 
 BackendName = Literal["heuristic", "openai"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
@@ -127,6 +125,11 @@ def backends_from(
 
 def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Backends:
     """The offline, deterministic backends on ``store``."""
+    from workbench.analyze.heuristic import HeuristicAnalyst
+    from workbench.compile.heuristic import HeuristicCompiler
+    from workbench.manual.heuristic import HeuristicFormulator
+    from workbench.manual.heuristic_builder import HeuristicBuilder
+
     return Backends(
         config=config or ReasonerConfig(backend="heuristic", source="default"),
         analyst=HeuristicAnalyst(store),

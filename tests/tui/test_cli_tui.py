@@ -64,8 +64,8 @@ def test_a_crash_in_a_screen_ends_the_process_with_an_error(tui_db, monkeypatch)
 
 
 def test_tui_opens_on_the_episode_given(tui_db, monkeypatch):
-    """`--episode ID` opens that trajectory at start, over the Runs screen `q` goes back to;
-    an unknown id is a one-line error."""
+    """`--episode ID` opens that trajectory at start; `q` goes back to the Runs screen (made
+    only then), its cursor on that episode; an unknown id is a one-line error."""
     from tests.tui.conftest import SIZE, settle
     from tui.screens.runs import RunsScreen
     from tui.screens.trajectory import TrajectoryScreen
@@ -77,7 +77,7 @@ def test_tui_opens_on_the_episode_given(tui_db, monkeypatch):
         seen.append((type(pilot.app.screen), getattr(pilot.app.screen, "episode_id", None)))
         await pilot.press("q")
         await settle(pilot)
-        seen.append(type(pilot.app.screen))
+        seen.append((type(pilot.app.screen), pilot.app.screen.table.current))
         pilot.app.exit()
 
     run = WorkbenchApp.run
@@ -89,6 +89,6 @@ def test_tui_opens_on_the_episode_given(tui_db, monkeypatch):
     args = ["tui", "--db", str(tui_db), "--episode", "boil-1-long"]
     result = CliRunner().invoke(cli.main, args, env={"WORKBENCH_DB": ""})
     assert result.exit_code == 0, result.output
-    assert seen == [(TrajectoryScreen, "boil-1-long"), RunsScreen]
+    assert seen == [(TrajectoryScreen, "boil-1-long"), (RunsScreen, "boil-1-long")]
     result = CliRunner().invoke(cli.main, [*args[:-1], "nope"], env={"WORKBENCH_DB": ""})
     assert result.exit_code != 0 and "no episode 'nope'" in result.output

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from store import EpisodeFilter
 from tests.tui.conftest import LONG_ID, LONG_STEPS, SIZE, settle
 from tui.screens.help import HelpScreen
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.step_detail import COLLAPSED_LINES
-from tui.widgets.step_list import KEEP_PAGES, PAGE
+from tui.widgets.step_list import KEEP_PAGES, PAGE, first_steps, wanted_pages
 
 
 async def open_episode(pilot, episode_id: str, step: int | None = None) -> TrajectoryScreen:
@@ -129,6 +132,44 @@ async def test_ten_thousand_steps_open_with_only_a_window_loaded(app):
             assert screen.detail.step.index == index
         assert len(step_list._rows) <= KEEP_PAGES * PAGE
         assert step_list.has_row(LONG_STEPS - 500) and not step_list.has_row(0)
+
+
+async def test_the_first_frame_asks_for_no_steps_beyond_those_read_with_the_episode(
+    app, monkeypatch
+):
+    """Opened at step 5000 of 10,000, the screen reads the pages around it with the episode
+    (not every page from the first one on) and asks for no more until the cursor moves."""
+    asked = []
+    monkeypatch.setattr(
+        TrajectoryScreen, "_load_steps", lambda self, *request: asked.append(request)
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_episode(pilot, LONG_ID, 5000)
+        assert screen.detail.step.index == 5000 and screen.step_list.has_row(5000)
+        assert asked == []
+        await pilot.press("dollar_sign")  # the pages then in view are read, none between
+        await settle(pilot)
+        last_pages = (LONG_STEPS - 2 * PAGE, LONG_STEPS - PAGE)
+        assert asked == [(LONG_ID, start, start + PAGE) for start in last_pages]
+
+
+@given(
+    cursor=st.integers(0, 999),
+    bound=st.integers(1, 120),
+    shorter=st.integers(0, 119),
+    n_steps=st.integers(1, 1000),
+)
+def test_the_steps_read_first_hold_every_page_a_list_no_taller_wants(
+    cursor, bound, shorter, n_steps
+):
+    """Whatever the list's own height (at most the bound), once its cursor is scrolled into
+    view the pages it wants are among the steps read with the episode."""
+    cursor, height = min(cursor, n_steps - 1), max(1, bound - shorter)
+    start, stop = first_steps(cursor, bound, n_steps)
+    top = max(0, cursor - height + 1)  # the cursor's row scrolled into view from the top
+    held = set(range(start // PAGE, (stop - 1) // PAGE + 1))
+    assert wanted_pages(top, height, cursor, n_steps) <= held
+    assert start % PAGE == 0 and start <= cursor < stop <= n_steps
 
 
 async def test_find_in_trajectory_wraps_and_ignores_case(app):

@@ -14,12 +14,12 @@ from textual.screen import Screen
 from textual.widgets import Header, Static
 
 from store import Episode, EpisodeFilter, Step
+from tui.cells import outcome_badge
 from tui.data import Session
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.alignment_table import LEGEND, AlignmentTable
-from tui.widgets.episode_table import outcome_badge
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.step_detail import StepDetail
 from workbench.compare import Comparison, Pair, compare_episodes, contrast_for

@@ -77,8 +77,11 @@ class RunsScreen(Screen[None]):
         page_size: int = 200,
         poll_interval: float = 1.0,
         name: str | None = None,
+        select: str | None = None,
     ) -> None:
         super().__init__(name=name)
+        self.select = select
+        """The episode the cursor goes to once the first rows are shown (``None``: the first)."""
         self.session = session
         self.page_size = page_size
         self.poll_interval = poll_interval
@@ -103,7 +106,7 @@ class RunsScreen(Screen[None]):
         self.sub_title = f"runs · {self.session.pool.name}"
         self.query_one(RunSummary).show(None, self.where)
         self.query_one(EpisodeTable).focus()
-        self.reload()
+        self.reload(keep=self.select)
         if self.poll_interval > 0:
             self.set_interval(self.poll_interval, self.action_poll)
 

@@ -1,7 +1,8 @@
 """The Trajectory screen: a virtual step list beside the selected step's full detail.
 
-Steps are read a window at a time (:class:`~tui.widgets.step_list.StepList` asks for the pages
-it lacks), so a 10,000-step episode opens as fast as a 10-step one. Spans are marked here and
+Steps are read a window at a time: the rows the first frame shows come with the episode (one
+read, one frame), then :class:`~tui.widgets.step_list.StepList` asks for the pages it lacks as
+it moves, so a 10,000-step episode opens as fast as a 10-step one. Spans are marked here and
 saved at once; ``u`` undoes the last span change.
 """
 
@@ -20,15 +21,15 @@ from textual.screen import Screen
 from textual.widgets import Header, Static
 
 from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, Task
+from tui.cells import outcome_badge
 from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
 from tui.navigation import OpenCompare
 from tui.screens.help import Help
 from tui.threads import deliver
-from tui.widgets.episode_table import outcome_badge
 from tui.widgets.find_bar import FindBar
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.step_detail import StepDetail
-from tui.widgets.step_list import StepList
+from tui.widgets.step_list import StepList, first_steps
 
 HELP = Help(
     "Trajectory",
@@ -135,7 +136,8 @@ class TrajectoryScreen(Screen[str]):
         self.step_list.border_title = "steps"
         self.detail.border_title = "step"
         self.step_list.focus()
-        self._load_episode(self.episode_id, self.start)
+        # the step list is shorter than the app: the rows it shows first are read with the episode
+        self._load_episode(self.episode_id, self.start, self.app.size.height)
 
     @property
     def step_list(self) -> StepList:
@@ -152,12 +154,14 @@ class TrajectoryScreen(Screen[str]):
     # -- loading ----------------------------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="trajectory-episode")
-    def _load_episode(self, episode_id: str, start: int | None) -> None:
+    def _load_episode(self, episode_id: str, start: int | None, height: int) -> None:
         with self.session.pool.store() as store:
             episode = store.episode(episode_id)
             task = store.task(episode.task_id) if episode else None
             spans = store.spans(episode_id) if episode else []
-        deliver(self, self._episode_loaded, episode_id, episode, task, spans, start)
+            first = first_steps(start or 0, height, episode.n_steps) if episode else (0, 0)
+            steps = store.steps(episode_id, *first) if first[1] > first[0] else []
+        deliver(self, self._episode_loaded, episode_id, episode, task, spans, start, steps)
 
     def _episode_loaded(
         self,
@@ -166,6 +170,7 @@ class TrajectoryScreen(Screen[str]):
         task: Task | None,
         spans: list[Span],
         start: int | None,
+        steps: list[Step],
     ) -> None:
         if episode_id != self.episode_id:
             return
@@ -174,10 +179,10 @@ class TrajectoryScreen(Screen[str]):
             self.dismiss(None)
             return
         self.episode, self.episode_task, self.spans = episode, task, spans
-        self._steps.clear()
+        self._steps = {step.index: step for step in steps}
         self.query_one("#episode-info", Static).update(episode_header(episode, task))
         self.step_list.set_spans(spans)
-        self.step_list.set_length(episode.n_steps, start or 0)
+        self.step_list.set_length(episode.n_steps, start or 0, steps)
         self.step_list.border_title = f"steps · {episode.n_steps}"
         if episode.n_steps == 0:
             self.detail.show(0, None, [], 0)
@@ -276,7 +281,7 @@ class TrajectoryScreen(Screen[str]):
         self.episode = None
         self.step_list.clear_selection()
         self.detail.expanded = False
-        self._load_episode(episode_id, start)
+        self._load_episode(episode_id, start, self.app.size.height)
 
     # -- finding ----------------------------------------------------------------------------
 

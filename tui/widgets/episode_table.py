@@ -36,16 +36,6 @@ COLUMNS = [
 (see :func:`~tui.widgets.record_table.column_widths`)."""
 
 
-def outcome_badge(episode: ListedEpisode) -> Text:
-    """A coloured ``FAIL`` / ``PASS`` / ``?`` badge for an episode's outcome."""
-    success = episode.outcome.success
-    if success is None:
-        return Text.assemble(("  ?   ", "bold reverse"))
-    if success:
-        return Text.assemble((" PASS ", "bold white on dark_green"))
-    return Text.assemble((" FAIL ", "bold white on red"))
-
-
 def episode_cells(episode: ListedEpisode) -> list[Text]:
     """The cells of one episode's row, whole: the column widths cut them."""
     success = episode.outcome.success
@@ -125,6 +115,8 @@ class EpisodeTable(RecordTable):
             self.total = total
             self._asked = None
             self.append_rows(map(episode_cells, self._new(episodes[len(self.ids) :])))
+            if keep is not None and keep != self.current:  # the first rows: the cursor goes there
+                self.select_episode(keep)
             self._ask_if_near_end()
             return
         row = self.cursor_row

@@ -2,11 +2,13 @@
 
 The list knows how many steps the episode has (so the scrollbar is true from the start) and
 asks its parent for the rows it lacks with :class:`StepList.NeedSteps`; the parent reads them
-in a worker and hands them back with :meth:`StepList.add_steps`.
+in a worker and hands them back with :meth:`StepList.add_steps`. The first rows can come with
+the length (:meth:`StepList.set_length`, :func:`first_steps`), so a first frame asks for none.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -38,6 +40,24 @@ KIND_LABELS = {
     "tool_result": "res",
     "error": "err",
 }
+
+
+def wanted_pages(top: int, height: int, cursor: int, n_steps: int) -> set[int]:
+    """The pages a list wants held: its view (``height`` rows from ``top``) and its cursor,
+    with half a page more on either side."""
+    first = max(0, min(top, cursor) - PAGE // 2)
+    last = min(n_steps, max(top + height, cursor + 1) + PAGE // 2)
+    return set(range(first // PAGE, max(first, last - 1) // PAGE + 1)) if last > first else set()
+
+
+def first_steps(cursor: int, height: int, n_steps: int) -> tuple[int, int]:
+    """The steps (``start``, ``stop``) a list at most ``height`` rows tall wants first, its
+    cursor put on ``cursor`` (which scrolls the cursor's row into view at the bottom): read
+    them with the episode and its first frame needs no other."""
+    pages = wanted_pages(max(0, cursor - height + 1), height, cursor, n_steps)
+    if not pages:
+        return 0, 0
+    return min(pages) * PAGE, min(n_steps, (max(pages) + 1) * PAGE)
 
 
 @dataclass(frozen=True)
@@ -128,25 +148,31 @@ class StepList(ScrollView, can_focus=True):
 
     # -- attributes down --------------------------------------------------------------------
 
-    def set_length(self, n_steps: int, cursor: int = 0) -> None:
+    def set_length(self, n_steps: int, cursor: int = 0, steps: Iterable[Step] = ()) -> None:
         """Show an episode of ``n_steps`` steps (forgetting any rows held), with the cursor on
-        ``cursor``."""
+        ``cursor`` and the rows of ``steps`` already there (read with the episode, so the
+        first frame asks for none: see :func:`first_steps`)."""
         self._rows.clear()
         self._pages.clear()
         self._requested.clear()
         self.n_steps = n_steps
+        self._add_rows(steps)
         self.virtual_size = Size(self.size.width, n_steps)
         self.cursor = self._clamp(cursor)
 
     def add_steps(self, steps: list[Step]) -> None:
         """Rows read for a :class:`NeedSteps` request."""
-        for step in steps:
-            self._rows[step.index] = StepRow.of(step)
-        for page in {step.index // PAGE for step in steps}:
-            self._pages.add(page)
-            self._requested.discard(page)
+        self._add_rows(steps)
         self._evict()
         self.refresh()
+
+    def _add_rows(self, steps: Iterable[Step]) -> None:
+        pages = set()
+        for step in steps:
+            self._rows[step.index] = StepRow.of(step)
+            pages.add(step.index // PAGE)
+        self._pages |= pages
+        self._requested -= pages
 
     def forget_request(self, start: int, stop: int) -> None:
         """A request failed or was dropped: ask again next time the rows are needed."""
@@ -189,10 +215,12 @@ class StepList(ScrollView, can_focus=True):
     def watch_cursor(self, old: int, index: int) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = round(self.scroll_y)
+        # force: just after set_length the scrollbar is not laid out yet, and Textual would not
+        # scroll (the view would stay at the top, wanting every page down to the cursor)
         if index < top:
-            self.scroll_to(y=index, animate=False, immediate=True)
+            self.scroll_to(y=index, animate=False, immediate=True, force=True)
         elif index >= top + height:
-            self.scroll_to(y=index - height + 1, animate=False, immediate=True)
+            self.scroll_to(y=index - height + 1, animate=False, immediate=True, force=True)
         self._request_window()
         if self.selection_anchor is None:
             self.refresh_line(old)
@@ -229,13 +257,8 @@ class StepList(ScrollView, can_focus=True):
         self._request_window()
 
     def _wanted_pages(self) -> set[int]:
-        top = round(self.scroll_y)
         height = max(self.scrollable_content_region.height, 1)
-        first = max(0, min(top, self.cursor) - PAGE // 2)
-        last = min(self.n_steps, max(top + height, self.cursor + 1) + PAGE // 2)
-        return (
-            set(range(first // PAGE, max(first, last - 1) // PAGE + 1)) if last > first else set()
-        )
+        return wanted_pages(round(self.scroll_y), height, self.cursor, self.n_steps)
 
     def _request_window(self) -> None:
         if not self.n_steps:
