@@ -136,3 +136,30 @@ def test_build_then_formulate_from_the_command_line(db_path, tmp_path):
     with Store(db_path) as store:
         for rule in store.manual_rules():
             assert text.count(f"### {rule.id} ({rule.type})") == 1
+
+
+def test_build_plays_the_world_it_is_given(db_path, tmp_path):
+    """``manual build --env`` plays that world's tasks (its families by default) and the
+    rules learnt there are formulated like any others."""
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, ["--db", str(db_path), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    built = cli(
+        "manual", "build", "--env", "textworld", "--family", "tw-cooking-level2",
+        "--episodes", "4", "--n-max", "6",
+    )  # fmt: skip
+    assert "batch manual-build: 4 episode(s)" in built
+    with Store(db_path) as store:
+        assert store.batch("manual-build").params["config"]["env"] == "textworld"
+        episodes = store.episodes()
+        assert {store.task(e.task_id).environment for e in episodes} == {"textworld"}
+        assert store.manual_rules()
+    cli("manual", "formulate")
+    cli("manual", "export", "--out", str(tmp_path / "manual.md"))
+    assert "tw-cooking-level2" in (tmp_path / "manual.md").read_text()

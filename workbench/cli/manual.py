@@ -21,7 +21,7 @@ from workbench.cli.options import (
     family_list,
     reasoner_option,
 )
-from workbench.cli.plugins import families_default
+from workbench.cli.plugins import env_option, families_default
 
 if TYPE_CHECKING:
     from store import Store
@@ -36,6 +36,7 @@ def manual_group() -> None:
 
 
 @manual_group.command("build")
+@env_option("Environment the Planner plays in.")
 @click.option(
     "--family",
     "families",
@@ -77,6 +78,7 @@ def manual_group() -> None:
 @db_option
 def manual_build(
     store: Store,
+    env: str,
     families: str,
     episodes: int,
     seed: int,
@@ -94,6 +96,7 @@ def manual_build(
     from workbench.runner import AgentSpec, RunConfig
 
     config = RunConfig(
+        env=env,
         families=family_list(families),
         split="train",
         episodes=episodes,
