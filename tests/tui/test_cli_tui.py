@@ -41,11 +41,12 @@ def test_tui_without_a_database_builds_the_demo_first(opened, tmp_path, monkeypa
     monkeypatch.delenv("WORKBENCH_DB", raising=False)
     result = CliRunner().invoke(cli.main, ["tui"])
     assert result.exit_code == 0, result.output
-    assert built == ["demo-train", "demo-test"]
+    demo = ["demo-train", "demo-test", "demo-textworld-train", "demo-textworld-test"]
+    assert built == demo  # every world the workbench ships
     assert [p.name for p in opened] == ["workbench.db"]
     # a second start finds the database and opens it straight away
     result = CliRunner().invoke(cli.main, ["tui"])
-    assert built == ["demo-train", "demo-test"] and len(opened) == 2
+    assert built == demo and len(opened) == 2
 
 
 def test_a_crash_in_a_screen_ends_the_process_with_an_error(tui_db, monkeypatch):
