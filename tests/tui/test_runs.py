@@ -8,7 +8,7 @@ import pytest
 from textual.widgets import Select
 
 from store import Episode, Outcome, Step, Store, Task
-from tests.tui.conftest import SIZE, WHEN, settle, shown
+from tests.tui.conftest import SIZE, WHEN, rows, settle, shown
 from tui.app import make_app
 from tui.screens.runs import RunsScreen
 from tui.screens.trajectory import TrajectoryScreen
@@ -317,3 +317,38 @@ async def test_footer_lists_the_screens_and_q_quits_on_the_first_screen(app):
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_a_world_that_names_its_columns_shows_them(tui_db):
+    """A generated-game world's task reads as its challenge, then its level and seed (the
+    columns its plugin names), beside the other world's family and variation."""
+    with Store(tui_db) as store:
+        store.put_task(
+            Task(
+                id="textworld:tw-cooking-level2:17",
+                environment="textworld",
+                family="tw-cooking-level2",
+                instruction="Prepare the meal and eat it.",
+                split="train",
+                metadata={"variation": 17},
+            )
+        )
+        store.add_episode(
+            Episode(
+                id="tw-s17",
+                task_id="textworld:tw-cooking-level2:17",
+                agent="scripted",
+                batch_id="demo-train",
+                outcome=Outcome(success=False, score=1, message="Step limit 50 reached"),
+                started_at=WHEN,
+                ended_at=WHEN + timedelta(minutes=1),
+            ),
+            [Step(episode_id="tw-s17", index=0, kind="observation", observation="-= Kitchen =-")],
+        )
+    app = make_app(tui_db)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one(EpisodeTable)
+        cells = dict(zip(table.ids, rows(table), strict=True))
+        assert cells["tw-s17"][3:5] == ["tw-cooking", "level 2 seed 17"]
+        assert cells["boil-0-s3"][3:5] == ["boil", "boil:0"]
