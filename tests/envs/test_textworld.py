@@ -73,7 +73,12 @@ def test_listing_families_imports_no_simulator():
     [
         ("tw-baking-level1", "train", 0, r"unknown TextWorld family 'tw-baking-level1'; known: "),
         ("tw-cooking-level9", "train", 0, r"tw-cooking has no level 9; levels: 1, 2, 3"),
-        ("tw-cooking", "train", 0, r"unknown TextWorld family 'tw-cooking'"),
+        (
+            "tw-cooking",
+            "train",
+            0,
+            r"tw-cooking needs a level: tw-cooking-level1, tw-cooking-level2, ",
+        ),
         (COIN, "test", 5, r"seed 5 is outside the test seeds of .* \(1500-1999\)"),
         (COIN, "other", 5, r"TextWorld has no 'other' split; train 0-999, dev"),
     ],

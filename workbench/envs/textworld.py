@@ -98,6 +98,9 @@ def parse_family(family: str) -> tuple[str, int]:
         ValueError: the challenge or its level is unknown (the message lists the valid ones).
     """
     found = _FAMILY.match(family)
+    if family in LEVELS:
+        named = ", ".join(f"{family}-level{n}" for n in LEVELS[family])
+        raise ValueError(f"{family} needs a level: {named}")
     if found is None or found.group(1) not in LEVELS:
         raise ValueError(f"unknown TextWorld family {family!r}; known: {', '.join(families())}")
     challenge, level = found.group(1), int(found.group(2))
