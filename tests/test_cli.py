@@ -143,12 +143,22 @@ def test_run_reports_bad_options_clearly(run, monkeypatch):
     assert "no run batch 'nope'" in run("run", "--resume", "nope", ok=False).output
 
 
-def test_demo_builds_train_and_test_batches(run, db_path):
+def test_demo_builds_train_and_test_batches_in_every_world(run, db_path):
     assert "demo ready" in run("demo", "--train", "4", "--test", "2", "--workers", "1").output
     with Store(db_path) as store:
-        assert {b.name for b in store.batches()} == {"demo-train", "demo-test"}
-        assert store.count_episodes() == 6
+        names = {b.name for b in store.batches()}
+        assert names == {"demo-train", "demo-test", "demo-textworld-train", "demo-textworld-test"}
+        assert store.count_episodes() == 12
         assert {e.split for e in store.episodes()} == {"train", "test"}
+        worlds = {store.task(e.task_id).environment for e in store.episodes()}
+        assert worlds == {"scienceworld", "textworld"}
+
+
+def test_demo_of_one_world(run, db_path):
+    run("demo", "--env", "textworld", "--train", "2", "--test", "1", "--workers", "1")
+    with Store(db_path) as store:
+        assert {b.name for b in store.batches()} == {"demo-textworld-train", "demo-textworld-test"}
+        assert store.count_episodes() == 3
 
 
 def test_a_file_that_is_not_a_database_is_the_same_one_line_error_for_ls_and_tui(
