@@ -116,6 +116,20 @@ class GoldPaths(Protocol):
         ...
 
 
+class MemoryGoldPaths:
+    """Gold paths kept in memory: canonical for one adapter's lifetime (when no store keeps
+    them across episodes and processes)."""
+
+    def __init__(self) -> None:
+        self._paths: dict[str, list[str]] = {}
+
+    def gold_path(self, key: str) -> list[str] | None:
+        return self._paths.get(key)
+
+    def put_gold_path(self, key: str, actions: list[str]) -> list[str]:
+        return self._paths.setdefault(key, actions)
+
+
 @dataclass(frozen=True)
 class EnvOptions:
     """What a run tells the environment it builds (the same in every worker)."""

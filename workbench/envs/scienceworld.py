@@ -29,6 +29,7 @@ from workbench.envs.base import (
     EnvOptions,
     EnvTask,
     GoldPaths,
+    MemoryGoldPaths,
     Reset,
     Transition,
 )
@@ -47,17 +48,6 @@ them (``scripts/scienceworld_splits.py`` regenerates the file; a test checks it)
 def splits() -> dict[str, dict[str, list[int]]]:
     """Variations per family and split, read without starting the simulator."""
     return json.loads(SPLITS_FILE.read_text())["splits"]
-
-
-class _MemoryGoldPaths:
-    def __init__(self) -> None:
-        self._paths: dict[str, list[str]] = {}
-
-    def gold_path(self, key: str) -> list[str] | None:
-        return self._paths.get(key)
-
-    def put_gold_path(self, key: str, actions: list[str]) -> list[str]:
-        return self._paths.setdefault(key, actions)
 
 
 class JavaMissing(RuntimeError):
@@ -98,7 +88,7 @@ class ScienceWorld:
         self.step_limit = step_limit
         self.simplifications = simplifications
         self._sim: Any = None
-        self._gold_paths = gold_paths or _MemoryGoldPaths()
+        self._gold_paths = gold_paths or MemoryGoldPaths()
         self._gold: list[str] = []
         self._score = 0
 

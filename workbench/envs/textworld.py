@@ -53,6 +53,7 @@ from workbench.envs.base import (
     EnvOptions,
     EnvTask,
     GoldPaths,
+    MemoryGoldPaths,
     Reset,
     Transition,
 )
@@ -358,17 +359,6 @@ def first_observation(feedback: str, objective: str) -> str:
     return "\n".join(lines[last_art + 1 :]).strip()
 
 
-class _MemoryGoldPaths:
-    def __init__(self) -> None:
-        self._paths: dict[str, list[str]] = {}
-
-    def gold_path(self, key: str) -> list[str] | None:
-        return self._paths.get(key)
-
-    def put_gold_path(self, key: str, actions: list[str]) -> list[str]:
-        return self._paths.setdefault(key, actions)
-
-
 class TextWorld:
     """Adapter over a ``textworld.start`` game implementing :class:`Environment`.
 
@@ -388,7 +378,7 @@ class TextWorld:
     ) -> None:
         self.step_limit = step_limit
         self.games = GameCache(cache_dir)
-        self._gold_paths = gold_paths or _MemoryGoldPaths()
+        self._gold_paths = gold_paths or MemoryGoldPaths()
         self._env: Any = None
         self._loaded: Path | None = None
         self._state: Any = None
