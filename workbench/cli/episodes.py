@@ -192,7 +192,9 @@ def _print_report(report: ImportReport) -> None:
         summary += f"; ignored {len(report.ignored)} file(s)"
     if report.bad:
         summary += f"; skipped {len(report.bad)} bad record(s)"
-    console.print(summary + ("; dry run: nothing was written" if report.dry_run else ""))
+    console.print(
+        summary + ("; dry run: nothing was written" if report.dry_run else ""), soft_wrap=True
+    )
 
 
 PREVIEW_STEPS = 6
@@ -216,7 +218,7 @@ def _print_parsed(parsed: ParsedEpisode) -> None:
         console.print(f"  [dim]… {len(parsed.steps) - PREVIEW_STEPS} more step(s)[/]")
 
 
-def _short(text: str, width: int = 100) -> str:
+def _short(text: str, width: int = 72) -> str:
     """``text`` on one line, cut to ``width`` characters."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1] + "…"

@@ -292,8 +292,6 @@ def _import_file(
         progress.advance(size)
         report.status = "bad" if named else "ignored"
         report.reason, report.error = error.message, error
-        if named and skip_bad:
-            report.bad.append(str(error))
         return report
     report.format = importer.name
     digest = content_hash(path, results)
