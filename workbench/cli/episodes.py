@@ -61,7 +61,8 @@ class ImportCommand(click.Command):
 
 IMPORT_HELP = (
     "Import trajectory files or folders of them, in one transaction: all or nothing. "
-    "Importing a file again adds nothing. The format is detected per file:\n\n\b\n"
+    "Importing a file again adds nothing. Ends with a summary per file; a named file or "
+    "folder that gives no episode fails the import. The format is detected per file:\n\n\b\n"
 )
 
 
