@@ -233,8 +233,8 @@ class Span(Record):
     note: str = ""
     """Free-text note."""
 
-    author: str = Field(default="human", pattern=r"^(human|analyzer:.+)$")
-    """``human`` or ``analyzer:<name>``."""
+    author: str = Field(default="human", pattern=r"^(human(:.+)?|analyzer:.+)$")
+    """``human``, a named labeller as ``human:<name>``, or ``analyzer:<name>``."""
 
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     """How sure the author is, from 0 to 1 (analyzers set it; humans may)."""

@@ -7,7 +7,7 @@ commands, so ``workbench --help`` loads click and rich only.
 
 from __future__ import annotations
 
-from workbench.cli import analysis, episodes, evolve, manual, plot, repo, runs, tui
+from workbench.cli import analysis, episodes, evolve, manual, plot, repo, runs, spans, tui
 from workbench.cli.group import main
 
 for command in (
@@ -17,6 +17,7 @@ for command in (
     episodes.search_command,
     episodes.stats_command,
     episodes.export_command,
+    spans.spans_group,
     runs.run_command,
     runs.demo_command,
     tui.tui_command,

@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     is_flag=True,
     help="Report agreement between analyzer and human causal spans (exact start, ±1 step, IoU) instead of analysing.",
 )
+@click.option(
+    "--author",
+    help="With --agreement: compare against this labeller's spans only (the name in `spans import`'s author field).",
+)
 @db_option
 def analyze_command(
     store: Store,
@@ -54,6 +58,7 @@ def analyze_command(
     reasoner_name: str | None,
     new_run: bool,
     show_agreement: bool,
+    author: str | None,
 ) -> None:
     """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them.
 
@@ -65,11 +70,15 @@ def analyze_command(
 
     where = EpisodeFilter(batch=batch, family=family, split=split)
     check_filter(store, where)
+    if author is not None and not show_agreement:
+        raise click.UsageError("--author goes with --agreement")
     if show_agreement:
-        rows = agreement(store, where)
+        rows = agreement(store, where, author)
         if not rows:
+            who = f"{author!r}" if author else "a human"
             raise click.ClickException(
-                "no episode has both a human and an analyzer causal span yet"
+                f"no episode has both a causal span by {who} and an analyzer causal span yet"
+                " (load labels with `workbench spans import`)"
             )
         columns = [Column("scope")] + [
             Column(name, justify="right")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,21 @@ from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
     from store import Episode, EpisodeFilter, Store
+    from workbench.ingest import FileReport, ImportReport, ParsedEpisode
+
+
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters other than newline and tab: imported text must not drive the terminal."""
+
+
+def plain(text: str) -> str:
+    """``text`` with control characters shown as ``\\xNN`` (for click's plain messages)."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def shown(text: str) -> str:
+    """``text`` from imported data, safe to print with rich: no markup, no control codes."""
+    return escape(plain(text))
 
 
 def format_names() -> list[str]:
@@ -45,7 +61,8 @@ class ImportCommand(click.Command):
 
 IMPORT_HELP = (
     "Import trajectory files or folders of them, in one transaction: all or nothing. "
-    "Importing a file again adds nothing. The format is detected per file:\n\n\b\n"
+    "Importing a file again adds nothing. Ends with a summary per file; a named file or "
+    "folder that gives no episode fails the import. The format is detected per file:\n\n\b\n"
 )
 
 
@@ -71,6 +88,11 @@ IMPORT_HELP = (
     "--batch", "batch_name", help="Batch name for the imported episodes (default: import-<time>)."
 )
 @click.option("--samples", is_flag=True, help="Import the sample logs shipped with the workbench.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Read and check everything, show the summary and three parsed episodes, write nothing.",
+)
 @db_option
 def import_command(
     store: Store,
@@ -80,10 +102,12 @@ def import_command(
     skip_bad: bool,
     batch_name: str | None,
     samples: bool,
+    dry_run: bool,
 ) -> None:
     """Import trajectory files or folders of them, in one transaction: all or nothing.
     Importing a file again adds nothing."""
     from workbench.ingest import SAMPLES, IngestError, import_paths
+    from workbench.ingest.imports import NothingImported
     from workbench.progress import Cancelled
 
     targets = list(paths)
@@ -100,31 +124,105 @@ def import_command(
             results=results,
             skip_bad=skip_bad,
             batch=batch_name,
+            dry_run=dry_run,
             progress=RichProgress("bytes"),
         )
+    except NothingImported as error:
+        _print_files(error.report)
+        raise click.ClickException(
+            plain(_gave_nothing(error.lines)) + "\nnothing was imported"
+        ) from None
     except IngestError as error:
-        raise click.ClickException(f"{error}\nnothing was imported") from error
+        raise click.ClickException(f"{plain(str(error))}\nnothing was imported") from error
     except Cancelled:
         raise click.ClickException("import cancelled; nothing was imported") from None
+    _print_report(report)
+    if report.failures():
+        raise click.ClickException(plain(_gave_nothing(report.failures())))
+
+
+def _gave_nothing(lines: list[str]) -> str:
+    """The error listing named files and folders that gave no episode."""
+    return "gave no episode:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def _file_line(file: FileReport) -> str:
+    """One file's line of the summary (plain text, to be escaped)."""
+    head = f"{file.path}: {file.format or '?'}: "
+    if file.status == "duplicate":
+        return head + "already imported, skipped"
+    if file.status == "bad" and file.empty:
+        return head + f"skipped: {file.reason}"
+    if file.empty:
+        return head + file.reason
+    line = head + f"{file.episodes} new episode(s)"
+    if file.existing:
+        line += f", {file.existing} already present"
+    line += f"; {file.succeeded} succeeded, {file.failed} failed, {file.unknown} unknown"
+    line += f"; {file.steps} step(s)"
+    if file.bad:
+        line += f"; {len(file.bad)} bad record(s) skipped"
+    return line
+
+
+def _print_files(report: ImportReport) -> None:
+    """Per file what it gave, then the files the folders held that no format claims."""
     for file in report.files:
-        if file.status == "ignored":
-            continue
-        line = f"{file.path}: {file.format or '?'}: "
-        line += {
-            "imported": f"{file.episodes} new episode(s)"
-            + (f", {file.existing} already present" if file.existing else ""),
-            "duplicate": "already imported, skipped",
-            "bad": "skipped (bad file)",
-        }[file.status]
-        console.print(escape(line), soft_wrap=True)
+        if file.status != "ignored":
+            console.print(shown(_file_line(file)), soft_wrap=True)
+    for file in report.ignored:
+        console.print(f"[dim]ignored {shown(file.path)}: {shown(file.reason)}[/]", soft_wrap=True)
+
+
+def _print_report(report: ImportReport) -> None:
+    """The import's summary: files, skipped records, totals; a dry run's preview first."""
+    if report.dry_run:
+        for parsed in report.preview:
+            _print_parsed(parsed)
+    _print_files(report)
     for reason in report.bad:
-        errors.print(f"[yellow]skipped:[/] {escape(reason)}")
-    summary = f"imported {report.episodes} episode(s)"
-    if report.batch_id:
-        summary += f" into batch {report.batch_id}"
+        errors.print(f"[yellow]skipped:[/] {shown(reason)}", soft_wrap=True)
+    files = [f for f in report.files if f.status != "ignored"]
+    verb = "would import" if report.dry_run else "imported"
+    summary = f"{verb} {report.episodes} episode(s)"
+    summary += f" ({sum(f.succeeded for f in files)} succeeded, {sum(f.failed for f in files)} failed, {sum(f.unknown for f in files)} unknown; {sum(f.steps for f in files)} step(s))"
+    summary += f" from {len(files)} file(s)"
+    if report.batch_id and not report.dry_run:
+        summary += f" into batch {shown(report.batch_id)}"
+    if report.ignored:
+        summary += f"; ignored {len(report.ignored)} file(s)"
     if report.bad:
         summary += f"; skipped {len(report.bad)} bad record(s)"
-    console.print(summary)
+    console.print(
+        summary + ("; dry run: nothing was written" if report.dry_run else ""), soft_wrap=True
+    )
+
+
+PREVIEW_STEPS = 6
+"""Steps of each episode a dry run shows."""
+
+
+def _print_parsed(parsed: ParsedEpisode) -> None:
+    """One parsed episode, briefly: ids, outcome, instruction and its first steps."""
+    episode = parsed.episode
+    console.rule(f"[bold]{shown(episode.id)}[/]", align="left", style="dim")
+    console.print(
+        f"task {shown(episode.task_id)}  agent={shown(episode.agent)}  outcome {_outcome_cell(episode)}"
+        f"  score={episode.outcome.score}  steps={len(parsed.steps)}"
+    )
+    if parsed.task.instruction:
+        console.print(f"[bold]instruction[/] {shown(_short(parsed.task.instruction))}")
+    for step in parsed.steps[:PREVIEW_STEPS]:
+        text = step.action or step.content or step.observation or step.thought
+        console.print(f"  {step.index:>3} {step.kind:<11} {shown(_short(text))}")
+    if len(parsed.steps) > PREVIEW_STEPS:
+        console.print(f"  [dim]… {len(parsed.steps) - PREVIEW_STEPS} more step(s)[/]")
+
+
+def _short(text: str, width: int = 72) -> str:
+    """``text`` on one line, cut to ``width`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _outcome_cell(episode: Episode) -> str:

@@ -1,4 +1,5 @@
-"""Importing files into the store: detection, hashing, one transaction per import."""
+"""Importing files into the store: detection, hashing, one transaction per import, and the
+report of what each file gave (or why it gave nothing)."""
 
 from __future__ import annotations
 
@@ -17,30 +18,75 @@ from workbench.progress import NullProgress, Progress, check_cancel
 
 FileStatus = Literal["imported", "duplicate", "bad", "ignored"]
 
+PREVIEW = 3
+"""How many parsed episodes a report keeps to show (``--dry-run`` prints them)."""
+
 
 @dataclass
 class FileReport:
     """What happened to one file."""
 
     path: str
+    """The file, as found (named on the command line or under a named folder)."""
     format: str = ""
+    """The importer that read it; empty when no format claimed it."""
     status: FileStatus = "imported"
+    """``imported`` (read, even if every episode was present), ``duplicate`` (the same content
+    was imported before), ``bad`` (skipped as unreadable) or ``ignored`` (in a folder, no
+    format claims it)."""
+    named: bool = True
+    """Whether the file was named itself, rather than found in a named folder."""
     episodes: int = 0
     """Episodes added from this file."""
     existing: int = 0
     """Episodes already in the store (same id), left as they were."""
+    succeeded: int = 0
+    """Added episodes whose outcome is a success."""
+    failed: int = 0
+    """Added episodes whose outcome is a failure."""
+    unknown: int = 0
+    """Added episodes whose source does not say how they went."""
+    steps: int = 0
+    """Steps of the added episodes."""
     bad: list[str] = field(default_factory=list)
     """Records skipped with ``skip_bad``, each as its error message."""
+    reason: str = ""
+    """Why the file was ignored or gave nothing, in words."""
+    error: IngestError | None = None
+    """The error that made a named file unreadable, kept to raise it."""
+
+    @property
+    def empty(self) -> bool:
+        """Whether the file gave no episode at all (neither new nor already present)."""
+        return self.status != "duplicate" and self.episodes + self.existing == 0
+
+    def count(self, parsed: ParsedEpisode) -> None:
+        """Count one added episode's outcome and steps."""
+        success = parsed.episode.outcome.success
+        if success is None:
+            self.unknown += 1
+        elif success:
+            self.succeeded += 1
+        else:
+            self.failed += 1
+        self.steps += len(parsed.steps)
 
 
 @dataclass
 class ImportReport:
-    """What one import did."""
+    """What one import did (or, for a dry run, would do)."""
 
     batch_id: str | None
     """The import's batch; ``None`` when no new episode went into it (nothing new, or every
     episode kept the batch its file recorded)."""
     files: list[FileReport] = field(default_factory=list)
+    """One report per file found, in the order they were read."""
+    folders: list[tuple[str, str]] = field(default_factory=list)
+    """Named folders that gave no episode, each with why."""
+    preview: list[ParsedEpisode] = field(default_factory=list)
+    """The first parsed episodes (at most :data:`PREVIEW`), to show what the files held."""
+    dry_run: bool = False
+    """Whether the import was rolled back on purpose, writing nothing."""
 
     @property
     def episodes(self) -> int:
@@ -49,6 +95,40 @@ class ImportReport:
     @property
     def bad(self) -> list[str]:
         return [reason for f in self.files for reason in f.bad]
+
+    @property
+    def ignored(self) -> list[FileReport]:
+        """Files in named folders that no format claims."""
+        return [f for f in self.files if f.status == "ignored"]
+
+    def failures(self) -> list[str]:
+        """Why each named file or folder gave nothing, one line each."""
+        lines = [f"{f.path}: {f.reason}" for f in self.files if f.named and f.empty]
+        return lines + [f"{folder}: {reason}" for folder, reason in self.folders]
+
+
+class NothingImported(IngestError):
+    """Named files or folders that gave no episode; the import is rolled back.
+
+    With one such file, the error is that file's own (path, record, field and message).
+    """
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        self.lines = report.failures()
+        named = [f for f in report.files if f.named and f.empty]
+        first = named[0].error if len(self.lines) == 1 and named else None
+        if first is not None:
+            super().__init__(first.path, first.where, first.field, first.message)
+        else:
+            super().__init__("", "", "", "\n".join(self.lines))
+
+    def __str__(self) -> str:
+        return self.message if not self.path else super().__str__()
+
+
+class _DryRun(Exception):
+    """Raised inside a dry run's transaction to roll it back."""
 
 
 def content_hash(*paths: Path | None) -> str:
@@ -97,8 +177,12 @@ class _Import:
         )
         self.used = False
         """Whether an episode went into the import's batch (only then is the batch stored)."""
+        self.preview: list[ParsedEpisode] = []
+        """The first parsed episodes, for the report."""
 
     def store_episode(self, parsed: ParsedEpisode, report: FileReport) -> None:
+        if len(self.preview) < PREVIEW:
+            self.preview.append(parsed)
         if parsed.batch is not None:
             self.store.put_batch(parsed.batch)
         elif not self.used:
@@ -107,6 +191,7 @@ class _Import:
         self.store.put_task(parsed.task)
         if self.store.add_episode(parsed.episode, parsed.steps, parsed.spans):
             report.episodes += 1
+            report.count(parsed)
         else:
             report.existing += 1
 
@@ -119,6 +204,7 @@ def import_paths(
     results: Path | str | None = None,
     skip_bad: bool = False,
     batch: str | None = None,
+    dry_run: bool = False,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> ImportReport:
@@ -126,17 +212,20 @@ def import_paths(
 
     Any error — a bad record without ``skip_bad``, a file no format claims, cancellation —
     rolls the whole import back and is raised (:class:`IngestError`, or
-    :class:`~workbench.progress.Cancelled`). Files whose content was imported before are
+    :class:`~workbench.progress.Cancelled`). So does a named file, or named folder, that
+    gives no episode (:class:`NothingImported`); with ``skip_bad`` the rest is imported and
+    :meth:`ImportReport.failures` says why. Files whose content was imported before are
     reported as duplicates and add nothing.
 
     Args:
         store: where episodes go.
         paths: files or directories; directories are walked and files no format claims are
-            ignored (a named file that no format claims is an error).
+            ignored (reported with the reason).
         format: force one importer by name instead of detecting per file.
         results: a results/evaluation file to join outcomes from (formats that support it).
         skip_bad: skip unreadable records (and files), reporting why, instead of failing.
         batch: name of the batch to add episodes to (created if new).
+        dry_run: read and check everything, report it, and write nothing.
         progress: receives bytes read.
         cancel: set it to stop; the import rolls back.
     """
@@ -144,7 +233,8 @@ def import_paths(
     results_path = Path(results) if results is not None else None
     if results_path is not None and not results_path.is_file():
         raise IngestError(results_path, "", "", "results file not found")
-    files = expand(Path(p) for p in paths)
+    given = [Path(p) for p in paths]
+    files = expand(given)
     forced = formats.by_name(format) if format else None
     params = {
         "paths": [str(p) for p, _ in files],
@@ -152,7 +242,7 @@ def import_paths(
         "results": str(results) if results else None,
     }
     job = _Import(store, batch, params)
-    report = ImportReport(batch_id=None)
+    report = ImportReport(batch_id=None, dry_run=dry_run)
     progress.start(sum(p.stat().st_size for p, _ in files), "importing")
     try:
         with store.transaction():
@@ -160,10 +250,28 @@ def import_paths(
                 report.files.append(
                     _import_file(job, path, named, forced, results_path, skip_bad, progress, cancel)
                 )
-            report.batch_id = job.batch.id if job.used else None
+            _finish(job, report, [p for p in given if p.is_dir()], skip_bad)
+    except _DryRun:
+        pass
     finally:
         progress.finish()
     return report
+
+
+def _finish(job: _Import, report: ImportReport, folders: list[Path], skip_bad: bool) -> None:
+    """Complete the report; fail on named paths that gave nothing; roll a dry run back."""
+    report.batch_id = job.batch.id if job.used else None
+    report.preview = job.preview
+    for folder in folders:
+        inside = [f for f in report.files if Path(f.path).is_relative_to(folder)]
+        if all(f.empty for f in inside):
+            ignored = sum(f.status == "ignored" for f in inside)
+            what = "no files" if not inside else f"no episodes ({ignored} file(s) ignored)"
+            report.folders.append((str(folder), what))
+    if report.failures() and not skip_bad:
+        raise NothingImported(report)
+    if report.dry_run:
+        raise _DryRun
 
 
 def _import_file(
@@ -176,19 +284,14 @@ def _import_file(
     progress: Progress,
     cancel: threading.Event | None,
 ) -> FileReport:
-    report = FileReport(path=str(path))
+    report = FileReport(path=str(path), named=named)
     size = path.stat().st_size
     try:
         importer = forced or formats.detect(path)
     except IngestError as error:
-        if named and not skip_bad:
-            raise
         progress.advance(size)
-        if not named:
-            report.status = "ignored"
-            return report
-        report.status = "bad"
-        report.bad.append(str(error))
+        report.status = "bad" if named else "ignored"
+        report.reason, report.error = error.message, error
         return report
     report.format = importer.name
     digest = content_hash(path, results)
@@ -196,10 +299,27 @@ def _import_file(
         report.status = "duplicate"
         progress.advance(size)
         return report
+    _read_file(job, report, importer, path, digest, results, skip_bad, progress, cancel)
+    if report.empty and not report.reason:
+        report.reason = _why_empty(report)
+    return report
+
+
+def _read_file(
+    job: _Import,
+    report: FileReport,
+    importer: Importer,
+    path: Path,
+    digest: str,
+    results: Path | None,
+    skip_bad: bool,
+    progress: Progress,
+    cancel: threading.Event | None,
+) -> None:
     ctx = ReadContext(
         path=path, content_hash=digest, batch_id=job.batch.id, format=importer.name, results=results
     )
-    reported = 0
+    size, reported = path.stat().st_size, 0
     try:
         for item in importer.read(ctx):
             check_cancel(cancel)
@@ -217,8 +337,9 @@ def _import_file(
             raise
         report.status = "bad"
         report.bad.append(str(error))
+        report.reason, report.error = error.message, error
         progress.advance(size - reported)
-        return report
+        return
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
         # An importer bug must still not leave a traceback or a partial write.
         raise IngestError(
@@ -228,4 +349,10 @@ def _import_file(
     job.store.add_source(
         digest, str(path), importer.name, job.batch.id if job.used else None, report.episodes
     )
-    return report
+
+
+def _why_empty(report: FileReport) -> str:
+    """Why a file read without error gave no episode."""
+    if report.bad:
+        return f"every record was bad ({len(report.bad)} skipped); read as {report.format}"
+    return f"no episodes in it (read as {report.format})"
