@@ -50,7 +50,6 @@ skipped and the rest of the session is kept.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ from typing import Any
 from store import Episode, Outcome, Step, Task, Usage
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, iter_jsonl, text_of
 from workbench.ingest.record_files import instruction_key, namespaced
-from workbench.ingest.steps import build_steps, tool_result_step
+from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
 from workbench.ingest.values import as_text, int_or_none, iso_time, scalar, total
 
 name = "claude-code"
@@ -344,7 +343,7 @@ class _StepReader:
                 "kind": "tool_call",
                 "role": "assistant",
                 "thought": "\n\n".join(p for p in [*self.thinking, *self.text] if p),
-                "action": render_tool_use(tool, block.get("input")),
+                "action": render_pretty_call(tool, block.get("input")),
                 "tool_name": tool,
                 "tool_call_id": call_id,
                 "timestamp": stamp,
@@ -373,13 +372,6 @@ class _StepReader:
         return Usage(
             prompt_tokens=total(p for p, _ in counts), completion_tokens=total(c for _, c in counts)
         )
-
-
-def render_tool_use(tool: str, arguments: Any) -> str:
-    """A tool call as its name and its input as indented JSON: ``Bash({\\n  "command": …\\n})``."""
-    if arguments is None or arguments == {}:
-        return f"{tool}()"
-    return f"{tool}({json.dumps(arguments, ensure_ascii=False, indent=2)})"
 
 
 def _tokens(usage: dict[str, Any]) -> tuple[int | None, int | None]:

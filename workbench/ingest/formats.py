@@ -7,6 +7,7 @@ from pathlib import Path
 from workbench.ingest import (
     atif,
     claude_code,
+    codex,
     inspect_log,
     jsonl,
     mini_swe_agent,
@@ -24,6 +25,7 @@ IMPORTERS: tuple[Importer, ...] = (
     inspect_log,
     atif,
     openhands,
+    codex,
     claude_code,  # JSON lines of single messages with Claude Code's session fields
     openai_chat,  # generic message lists: after every format that also carries messages
     react_text,  # plain text: last
