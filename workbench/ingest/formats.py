@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.ingest import (
+    agentbench,
     atif,
     claude_code,
     codex,
@@ -26,6 +27,7 @@ IMPORTERS: tuple[Importer, ...] = (
     atif,
     openhands,
     codex,
+    agentbench,
     claude_code,  # JSON lines of single messages with Claude Code's session fields
     openai_chat,  # generic message lists: after every format that also carries messages
     react_text,  # plain text: last
