@@ -190,3 +190,19 @@ def test_the_sample_is_detected(store):
     report = import_paths(store, [SAMPLES / "agentbench"])
     assert [f.format for f in report.files] == ["", "agentbench"] and report.episodes == 3
     assert json.dumps(store.episodes()[0].metadata)
+
+
+def test_a_50_mb_observation_is_stored_whole(tmp_path, store):
+    from tests.ingest.helpers import FIFTY_MB, assert_stored_whole
+
+    huge = "x" * FIFTY_MB + "END"
+    history = [
+        {"role": "user", "content": "Task: print the log"},
+        {"role": "agent", "content": "Act: bash\n```bash\ncat big.log\n```"},
+        {"role": "user", "content": huge},
+    ]
+    row = {"index": 0, "output": {"status": "completed", "result": True, "history": history}}
+    path = write_jsonl(tmp_path / "runs.jsonl", [row])
+    import_paths(store, [path])
+    (episode,) = store.episodes()
+    assert_stored_whole(store.step(episode.id, 1).observation, huge)

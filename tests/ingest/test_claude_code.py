@@ -180,3 +180,23 @@ def test_the_sample_is_detected(store):
     report = import_paths(store, [SAMPLES / "claude_code_session.jsonl"])
     assert report.files[0].format == "claude-code" and report.episodes == 2
     assert json.dumps(store.episodes()[0].metadata)  # metadata stays plain JSON
+
+
+def test_a_50_mb_tool_result_is_stored_whole(tmp_path, store):
+    from tests.ingest.helpers import FIFTY_MB, assert_stored_whole
+
+    huge = "x" * FIFTY_MB + "END"
+    base = {"sessionId": "s", "isSidechain": False, "parentUuid": None}
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat big.log"}}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": huge}
+    path = write_jsonl(
+        tmp_path / "big.jsonl",
+        [
+            {**base, "type": "user", "message": {"role": "user", "content": "Dump the log."}},
+            {**base, "type": "assistant", "message": {"id": "m", "content": [call]}},
+            {**base, "type": "user", "message": {"role": "user", "content": [result]}},
+        ],
+    )
+    import_paths(store, [path])
+    (episode,) = store.episodes()
+    assert_stored_whole(store.step(episode.id, 2).observation, huge)

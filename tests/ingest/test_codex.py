@@ -156,3 +156,22 @@ def test_the_sample_is_detected(store):
     report = import_paths(store, [SAMPLES / "codex_rollout.jsonl"])
     assert report.files[0].format == "codex" and report.episodes == 1
     assert json.dumps(only_episode(store).metadata)
+
+
+def test_a_50_mb_output_is_stored_whole(tmp_path, store):
+    from tests.ingest.helpers import FIFTY_MB, assert_stored_whole
+
+    huge = "x" * FIFTY_MB + "END"
+
+    def line(payload):
+        return {"timestamp": "2025-10-14T16:10:00Z", "type": "response_item", "payload": payload}
+
+    path = write_jsonl(
+        tmp_path / "rollout-big.jsonl",
+        [
+            line({"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c"}),
+            line({"type": "function_call_output", "call_id": "c", "output": huge}),
+        ],
+    )
+    import_paths(store, [path])
+    assert_stored_whole(store.step(only_episode(store).id, 1).observation, huge)
