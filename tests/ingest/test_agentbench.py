@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from store import Store
-
 from tests.ingest.helpers import (
     assert_reimport_adds_nothing,
     bad_reasons,
