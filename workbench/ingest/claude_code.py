@@ -179,14 +179,10 @@ def _task_calls(steps: list[Step]) -> dict[str, str]:
     calls = {}
     for step in steps:
         block = step.raw.get("block") if isinstance(step.raw, dict) else None
-        if step.kind == "tool_call" and isinstance(block, dict):
-            prompt = (
-                block.get("input", {}).get("prompt")
-                if isinstance(block.get("input"), dict)
-                else None
-            )
-            if isinstance(prompt, str):
-                calls[prompt] = step.tool_call_id
+        inputs = block.get("input") if isinstance(block, dict) else None
+        prompt = inputs.get("prompt") if isinstance(inputs, dict) else None
+        if step.kind == "tool_call" and isinstance(prompt, str):
+            calls[prompt] = step.tool_call_id
     return calls
 
 
