@@ -341,3 +341,97 @@ WORKBENCH = json.dumps({"format": "trajectory-workbench", "version": 1, "task": 
 )
 def test_sniff_rejects_other_formats(tmp_path, name, text):
     assert not react_text.sniff(tmp_path / name, text)
+
+
+# -- ReAct's published notebooks: one episode per task, with its outcome ------------------------
+
+
+def by_task(store: Store) -> dict[str, object]:
+    return {episode.task_id: episode for episode in store.iter_episodes()}
+
+
+def test_react_hotpotqa_notebook_gives_one_episode_per_question(store, react_dir):
+    report = import_paths(store, [react_dir / "react_hotpotqa.ipynb"])
+    assert report.files[0].format == "react-text" and report.episodes == 3
+    runs = by_task(store)
+    assert sorted(runs) == [
+        "react-text:hotpotqa:3125",
+        "react-text:hotpotqa:4410",
+        "react-text:hotpotqa:611",
+    ]
+    right, wrong = runs["react-text:hotpotqa:3125"], runs["react-text:hotpotqa:611"]
+    assert (right.outcome.success, right.outcome.score) == (True, 1.0)
+    assert (wrong.outcome.success, wrong.outcome.score) == (False, 0.0)
+    assert wrong.metadata["answer"] == "Italian" and wrong.metadata["gt_answer"] == "Danish"
+    task = store.task(wrong.task_id)
+    assert task.family == "hotpotqa" and task.instruction == (
+        "What is the nationality of the architect of the Verrin Tower?"
+    )
+    steps = store.steps(right.id)
+    assert [s.action for s in steps] == [
+        "Search[Harbor Monthly]", "Search[Lantern Weekly]", "Finish[Harbor Monthly]",
+    ]  # fmt: skip
+    assert steps[2].observation == "Episode finished, reward = 1"  # not the info or the tally
+    retried = runs["react-text:hotpotqa:4410"]
+    assert store.task(retried.task_id).instruction.endswith("born in the same country?")
+    assert store.steps(retried.id)[0].thought == "I need to search Alma Reyes."
+
+
+def test_react_fever_claims_are_tasks_too(store, tmp_path):
+    path = tmp_path / "fever.txt"
+    path.write_text(
+        "88 Claim: The Verrin Tower is in Denmark.\n"
+        "Thought 1: I need to search Verrin Tower.\nAction 1: Search[Verrin Tower]\n"
+        "Observation 1: The Verrin Tower stands in Aarhus, Denmark.\n\n"
+        "Thought 2: It is in Denmark.\nAction 2: Finish[SUPPORTS]\n"
+        "Observation 2: Episode finished, reward = 1\n\n"
+        "{'steps': 2, 'answer': 'SUPPORTS', 'gt_answer': 'SUPPORTS', 'question_idx': 88, "
+        "'reward': True, 'em': True} \n\n1 1 1.0 2.1\n-----------\n"
+    )
+    import_paths(store, [path])
+    episode = only_episode(store)
+    assert episode.task_id == "react-text:fever:88" and episode.outcome.success is True
+
+
+def test_react_alfworld_notebook_gives_one_episode_per_game(store, react_dir):
+    report = import_paths(store, [react_dir / "react_alfworld.ipynb"])
+    assert report.episodes == 2
+    won, lost = sorted(store.iter_episodes(), key=lambda e: int(e.source.record.split()[-1]))
+    assert won.task_id.startswith("react-text:pick_and_place_simple:pick_and_place_simple-Mug")
+    assert (won.outcome.success, lost.outcome.success) == (True, False)
+    assert lost.outcome.message.startswith("2 r 0 rs")
+    task = store.task(won.task_id)
+    assert task.family == "pick_and_place_simple"
+    assert task.instruction == "Your task is to: put a mug in desk."
+    steps = store.steps(won.id)
+    assert steps[0].kind == "observation" and steps[0].observation.startswith("You are in the")
+    assert "pick_and_place pick" not in steps[0].observation
+    first = steps[1]  # "Act 1: think: ..." and its "OK." fold into the next action
+    assert first.thought.startswith("To solve the task") and first.action == "go to shelf 1"
+    assert [s.action for s in steps[2:]] == [
+        "take mug 2 from shelf 1", "go to desk 1", "put mug 2 in/on desk 1",
+    ]  # fmt: skip
+    assert steps[-1].observation == "You put the mug 2 in/on the desk 1."  # no tally
+
+
+def test_react_webshop_notebook_gives_one_episode_per_instruction(store, react_dir):
+    report = import_paths(store, [react_dir / "react_webshop.ipynb"])
+    assert report.episodes == 2
+    runs = by_task(store)
+    bought, half = runs["react-text:webshop:0"], runs["react-text:webshop:1"]
+    assert (bought.outcome.success, bought.outcome.score) == (True, 1.0)
+    assert (half.outcome.success, half.outcome.score) == (False, 0.5)
+    assert store.task(half.task_id).instruction == "i want a pack of 6 unscented soy candles"
+    steps = store.steps(bought.id)
+    assert [s.action for s in steps] == [
+        "reset", "search[blue ceramic mug]", "click[B0TEST0001]", "click[Buy Now]",
+    ]  # fmt: skip
+    assert steps[2].thought == "B0TEST0001 is blue, ceramic and under 20 dollars."
+    assert steps[-1].observation == "Your score (min 0.0, max 1.0): 1.0"
+
+
+def test_react_notebooks_import_once(store, react_dir):
+    from tests.ingest.helpers import assert_reimport_adds_nothing
+
+    paths = [react_dir / f"react_{name}.ipynb" for name in ("hotpotqa", "alfworld", "webshop")]
+    assert_reimport_adds_nothing(store, paths, "react-text", episodes=7)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.ingest import (
+    agentbench,
     atif,
+    claude_code,
+    codex,
     inspect_log,
     jsonl,
     mini_swe_agent,
@@ -23,6 +26,9 @@ IMPORTERS: tuple[Importer, ...] = (
     inspect_log,
     atif,
     openhands,
+    codex,
+    agentbench,
+    claude_code,  # JSON lines of single messages with Claude Code's session fields
     openai_chat,  # generic message lists: after every format that also carries messages
     react_text,  # plain text: last
 )

@@ -44,6 +44,24 @@ segment without steps (``Model: gpt-4o`` at the top of a run log), apply to ever
   or more (``outcome_from``); an explicit flag wins. ``Done: True`` alone says nothing about
   success (it is recorded in metadata).
 
+**ReAct's published notebooks** (``ysymyth/ReAct``) print many tasks in one cell's output;
+each task becomes an episode with its outcome:
+
+- HotpotQA/FEVER: ``<idx> Question: ...`` (or ``<idx> Claim: ...``) opens a task of family
+  ``hotpotqa`` (``fever``), variation ``<idx>``, with that question as instruction; the
+  ``{'steps': 3, 'answer': ..., 'gt_answer': ..., 'em': True, 'f1': 1.0, ...}`` line decides
+  the outcome (``em``, else ``reward``; score ``f1``, else ``reward``), its answers kept in
+  metadata; ``ohh...`` retry lines are dropped;
+- ALFWorld: a game name ``pick_and_place_simple-Mug-None-Desk-308/trial_T..._..._...`` opens a
+  task (family: the game type before the first ``-``, variation: the name); the prompt-key
+  line after it (``pick_and_place pick``) is dropped; ``Act N: think: ...`` is a thought;
+  ``<n> r <reward> rs [...] cnts [...]`` gives the outcome (won when ``True`` or above 0);
+- WebShop: a bar then a bare number ``i`` opens task ``i`` (family ``webshop``, instruction
+  from the first page's ``Instruction: [SEP] ... [SEP]``); ``think[...]`` is a thought;
+  ``Your score (min 0.0, max 1.0): x`` is the score (success only at 1).
+
+ReAct's running totals (``1 1 1.0 4.26``) are dropped.
+
 **Records**: the task id is ``{env}:{family}:{variation}`` when family and variation are
 given, else ``{env}:{slug of the instruction}`` so repeated runs of one instruction share a
 task; the environment is ``Env:`` or ``react-text``. Episode records are keyed by where they
@@ -58,6 +76,7 @@ is yielded as an error on field ``steps``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import itertools
 import re
@@ -115,6 +134,27 @@ _PHRASE = re.compile(
     r"^(?:Task|Episode)\s+(?:(completed?|solved|succeeded|successful)|(failed|unsuccessful))\b",
     re.IGNORECASE,
 )
+_REACT_QUESTION = re.compile(r"^(\d+) (Question|Claim):\s?(.*)$")
+"""ReAct's HotpotQA/FEVER notebooks: ``print(idx, question)`` opens each task."""
+_REACT_INFO = re.compile(r"^\{'steps': \d+,.*\}\s*$")
+"""ReAct's HotpotQA/FEVER notebooks: the task's ``info`` dict (``em``, ``reward``, ``f1``)."""
+_ALFWORLD_GAME = re.compile(r"^([a-z_]+)-[^\s/]+/trial_T\d+_\d+_\d+\s*$")
+"""ReAct's ALFWorld notebook: the game's name opens each task (its type before the first -)."""
+_ALFWORLD_PREFIX = re.compile(
+    r"^(?:pick_and_place|pick_clean_then_place|pick_heat_then_place|pick_cool_then_place"
+    r"|look_at_obj|pick_two_obj) \w+\s*$"
+)
+_ALFWORLD_TALLY = re.compile(r"^\d+ r (True|False|[-+]?\d+(?:\.\d+)?) rs \[")
+"""ReAct's ALFWorld notebook: ``<n> r <this game's reward> rs [...] cnts [...] ...``."""
+_TALLY = re.compile(r"^\d+(?: [-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?){2,3}\s*$")
+"""ReAct's running totals (``1 1 1.0 4.26``): not part of any task."""
+_THINK_ACT = re.compile(r"^think\s*:\s?(.*)$|^think\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)
+"""A thought taken as an action: ALFWorld's ``Act 1: think: ...``, WebShop's ``think[...]``."""
+_REACT_RETRY = re.compile(r"^ohh\.\.\.")
+"""ReAct's HotpotQA/FEVER notebooks print ``ohh... <output>`` when a reply did not parse."""
+_INDEX = re.compile(r"^\s*(\d+)\s*$")
+_WEBSHOP_SCORE = re.compile(r"Your score \(min [-\d.]+, max [-\d.]+\): ([-+]?\d+(?:\.\d+)?)")
+_WEBSHOP_GOAL = re.compile(r"^WebShop \[SEP\] Instruction: \[SEP\] (.+?) \[SEP\]")
 _HEADER_KEYS = {
     "env": "env",
     "environment": "env",
@@ -164,13 +204,41 @@ def _classify(text: str) -> _Kind:
         return _Kind("marker", title) if title else _Kind("bar")
     if _HEADING.match(text):
         return _Kind("marker", text.strip().lstrip("#").strip())
+    if react := _classify_react(text):
+        return react
     if match := _STEP.match(text):
-        return _Kind(_STEP_KINDS[match.group(1).lower()], match.group(2))
+        kind = _STEP_KINDS[match.group(1).lower()]
+        if kind == "action" and (think := _THINK_ACT.match(match.group(2))):
+            return _Kind("think", think.group(1) or think.group(2))  # "think: ..." / "think[...]"
+        return _Kind(kind, match.group(2))
     if match := _PROMPT.match(text):
         if think := _THINK.match(match.group(1)):
             return _Kind("think", think.group(1))
         return _Kind("prompt", match.group(1))
     return _classify_field(text.strip())
+
+
+def _classify_react(text: str) -> _Kind | None:
+    """Lines that ReAct's published notebooks print around each task; ``None`` for others."""
+    if match := _REACT_QUESTION.match(text):
+        family = "hotpotqa" if match.group(2) == "Question" else "fever"
+        return _Kind("task", (family, match.group(1), match.group(3)))
+    if match := _ALFWORLD_GAME.match(text):
+        return _Kind("task", (match.group(1), text.strip(), None))
+    if _REACT_INFO.match(text):
+        try:
+            info = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        return _Kind("info", info) if isinstance(info, dict) else None
+    if match := _ALFWORLD_TALLY.match(text):
+        won = match.group(1)
+        return _Kind("flag", won == "True" or (won != "False" and float(won) > 0))
+    if _ALFWORLD_PREFIX.match(text) or _TALLY.match(text) or _REACT_RETRY.match(text):
+        return _Kind("skip")
+    if match := _INDEX.match(text):
+        return _Kind("index", match.group(1))
+    return None
 
 
 def _classify_field(text: str) -> _Kind:
@@ -290,6 +358,8 @@ class _Episode:
         """The last line of each kind of outcome line (score, flag, done), in order."""
         self.last_reward: tuple[float, str] | None = None
         self.done: bool | None = None
+        self.extra: dict[str, Any] = {}
+        """What a ReAct notebook's ``info`` adds: the answer given and the expected one."""
         self.content = False
 
     def feed(self, line: _Line, kind: _Kind) -> None:
@@ -336,10 +406,21 @@ class _Episode:
 
     def _on_observation(self, line: _Line, kind: _Kind) -> None:
         draft = self.draft
-        if draft is None or draft.has_observation() or draft.echo:
+        echoed = draft is not None and draft.echo and not draft.has_observation()
+        if draft is None or draft.has_observation() or (draft.echo and not echoed):
             draft = self._new_draft(line)
         draft.observation = [kind.value]
         self.target = draft.observation
+        self._webshop(kind.value)
+
+    def _webshop(self, observation: str) -> None:
+        """WebShop's pages: the first names the goal, the last gives the score."""
+        if self.instruction is None and (goal := _WEBSHOP_GOAL.match(observation)):
+            self.instruction = [goal.group(1)]
+            self.headers.setdefault("family", "webshop")
+        if score := _WEBSHOP_SCORE.search(observation):
+            self.score = float(score.group(1))
+            self._verdict("score", _Line("", score.group(0)))
 
     def _new_draft(self, line: _Line) -> _Draft:
         """Close the step being read (and the preamble, before the first) and open another."""
@@ -402,6 +483,30 @@ class _Episode:
     def _on_flag(self, line: _Line, kind: _Kind) -> None:
         self.success = kind.value
         self._verdict("flag", line)
+        self.target = None
+
+    def _on_info(self, line: _Line, kind: _Kind) -> None:
+        """ReAct's HotpotQA/FEVER ``info``: exact match decides, ``f1`` (or reward) scores."""
+        info: dict[str, Any] = kind.value
+        flag = next((info[k] for k in ("em", "reward") if isinstance(info.get(k), bool)), None)
+        if flag is None and isinstance(info.get("em"), int | float):
+            flag = info["em"] >= 1
+        if flag is not None:
+            self.success = flag
+        number = next(
+            (info[k] for k in ("f1", "reward") if isinstance(info.get(k), int | float)), None
+        )
+        if number is not None:
+            self.score = float(number)
+        self.extra.update({k: info[k] for k in ("answer", "gt_answer") if k in info})
+        self._verdict("info", line)
+        self.target = None
+
+    def _on_skip(self, line: _Line, kind: _Kind) -> None:
+        self.target = None
+
+    def _on_index(self, line: _Line, kind: _Kind) -> None:
+        self._on_text(line, _TEXT)
 
     def _on_done(self, line: _Line, kind: _Kind) -> None:
         self.done = kind.value
@@ -505,6 +610,7 @@ def _parsed(ctx: ReadContext, state: _Episode, drafts: list[_Draft]) -> ParsedEp
         "model": headers.get("model"),
         "variation": variation or None,
         "done": state.done,
+        **state.extra,
     }
     seed = _seed(headers.get("seed", ""))
     if seed is None and headers.get("seed"):
@@ -553,6 +659,10 @@ class _Splitter:
             self._settle()
             yield from self._close()
             self.current = _Episode(line.where, kind.value, self.defaults)
+        elif kind.kind == "task":
+            yield from self._task(line, kind)
+        elif kind.kind == "index" and (self.bar is not None or self._fresh()):
+            yield from self._numbered(line, kind)
         elif self.bar is not None and kind.kind in ("instruction", "header"):
             bar, pending = self.bar, self.pending
             self.bar, self.pending = None, []
@@ -566,6 +676,32 @@ class _Splitter:
         else:
             self._settle()
             self.current.feed(line, kind)
+
+    def _fresh(self) -> bool:
+        """Whether the current episode was just opened by a bar and has nothing yet."""
+        return self.current.marker == "" and not self.current.content
+
+    def _task(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
+        """A ReAct notebook's task line: a new episode of that family and variation."""
+        self._settle()
+        yield from self._close()
+        family, variation, instruction = kind.value
+        self.current = _Episode(line.where, line.text.strip(), self.defaults)
+        self.current.headers.update(family=family, variation=variation)
+        self.current.content = True
+        if instruction is not None:
+            self.current.instruction = [instruction]
+            self.current.target = self.current.instruction
+
+    def _numbered(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
+        """A bar then a bare number (ReAct's WebShop notebook): episode number ``n``."""
+        if self.bar is not None:
+            bar = self.bar
+            self._settle()
+            yield from self._close()
+            self.current = _Episode(bar.where, "", self.defaults)
+        self.current.headers["variation"] = kind.value
+        self.current.content = True
 
     def _settle(self) -> None:
         """A bare bar that did not start an episode: its lines stay in the current one."""

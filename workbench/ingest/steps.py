@@ -29,6 +29,21 @@ def render_call(function: str, arguments: Any) -> str:
     return f"{function}({json.dumps(arguments, ensure_ascii=False)})"
 
 
+def render_pretty_call(function: str, arguments: Any) -> str:
+    """A tool call as its name and its arguments as indented JSON: ``Bash({\\n  "command": …})``.
+
+    Arguments given as a JSON string are parsed first; other text is kept verbatim.
+    """
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else None
+        except json.JSONDecodeError:
+            return f"{function}({arguments})"
+    if arguments is None or arguments == {}:
+        return f"{function}()"
+    return f"{function}({json.dumps(arguments, ensure_ascii=False, indent=2)})"
+
+
 def tool_call_steps(
     calls: Sequence[ToolCall], content: str, thought: str, tool_names: dict[str, str]
 ) -> list[dict[str, Any]]:

@@ -1,0 +1,353 @@
+"""Codex CLI session rollouts: ``~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``.
+
+Codex records a session as JSON lines ``{"timestamp", "type", "payload"}`` (``RolloutLine``
+in ``codex-rs/protocol``), ``type`` being one of:
+
+- ``session_meta``: the session's ``id``, ``cwd``, ``originator``, ``cli_version``,
+  ``instructions`` and ``git`` (first line);
+- ``response_item``: one item of the model conversation (Responses API shape), tagged by its
+  own ``type``: ``message`` (``role`` user/assistant/developer/system, ``content`` parts
+  ``input_text``/``output_text``/``input_image``), ``reasoning`` (``summary`` of
+  ``summary_text`` parts, optional ``content`` of ``reasoning_text``), ``function_call``
+  (``name``, ``arguments`` as a JSON string, ``call_id``), ``function_call_output``
+  (``call_id``, ``output``: a string or a list of content parts), ``custom_tool_call``
+  (``name``, free-text ``input``, ``call_id``) and its ``custom_tool_call_output``,
+  ``local_shell_call`` (``action.command``) and ``web_search_call`` (``action``);
+- ``turn_context``: the turn's ``cwd``, ``model``, ``effort``, policies;
+- ``event_msg``: UI events (``user_message``, ``agent_message``, ``token_count``, …) that
+  repeat the conversation; only ``token_count``'s running ``total_token_usage`` is read;
+- ``compacted`` and anything newer: skipped.
+
+Rollouts written before the ``payload`` wrapper (2025 versions up to 0.3x) are read too: a
+first line with the session's ``id`` and ``timestamp``, then bare response items (and
+``{"record_type": "state"}`` lines, skipped).
+
+**Steps.** A rollout is one episode. User text is a user ``message`` (Codex's own
+``<environment_context>``/``<user_instructions>`` blocks and developer messages are
+``system`` steps); a call is a ``tool_call`` step whose action is the tool name and its
+arguments as indented JSON (``shell({"command": ["bash", "-lc", "pytest"]})``) with the
+reasoning summaries and assistant text just before it as its thought; an output is the
+``tool_result`` under its call. Outputs that report failure read as errors: a JSON-wrapped
+shell output with a non-zero ``metadata.exit_code`` becomes ``Error: exit code N`` followed by
+its output. Assistant text with no call after it is an assistant ``message``.
+
+**Records.** The task is ``codex:prompt-<hash of the first user prompt>`` with that prompt as
+instruction; rollouts carry no outcome (unknown). The agent is the turn's model; usage is the
+last ``token_count`` total. A line that is not JSON, or whose payload is malformed, is an error
+naming its line and field; with ``--skip-bad`` that line is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from store import Episode, Outcome, Task, Usage
+from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, iter_jsonl, text_of
+from workbench.ingest.record_files import instruction_key, namespaced
+from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
+from workbench.ingest.values import as_text, int_or_none, iso_time, scalar
+
+name = "codex"
+description = "Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
+
+ENVIRONMENT = "codex"
+ITEM_TYPES = (
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+)
+_ROLLOUT_LINE = re.compile(
+    r'^\{.*"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)".*"payload"\s*:'
+    r'|^\{.*"payload"\s*:.*"type"\s*:\s*"(?:session_meta|response_item|turn_context|event_msg)"',
+    re.MULTILINE,
+)
+_LEGACY_ITEM = re.compile(r'^\{.*"record_type"\s*:\s*"state"', re.MULTILINE)
+_CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<INSTRUCTIONS>")
+"""Starts of user-role texts Codex writes itself, not the user's prompt."""
+
+
+def sniff(path: Path, head: str) -> bool:
+    """JSON lines of Codex's ``{timestamp, type, payload}`` rollout lines (or a legacy rollout)."""
+    if not head.lstrip().startswith("{"):
+        return False
+    if _ROLLOUT_LINE.search(head):
+        return True
+    return path.name.startswith("rollout-") and _LEGACY_ITEM.search(head) is not None
+
+
+def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
+    """Yield bad lines as errors, then the rollout's one episode."""
+    rollout = _Rollout(ctx)
+    for item in iter_jsonl(ctx):
+        if isinstance(item, IngestError):
+            yield item
+            continue
+        try:
+            rollout.line(*item)
+        except IngestError as error:
+            yield error
+    yield rollout.episode()
+
+
+class _Rollout:
+    """A rollout being read: its session facts and its steps so far."""
+
+    def __init__(self, ctx: ReadContext) -> None:
+        self.ctx = ctx
+        self.meta: dict[str, Any] = {}
+        self.context: dict[str, Any] = {}
+        self.tokens: dict[str, Any] = {}
+        self.fields: list[dict[str, Any]] = []
+        self.held: list[str] = []
+        self.held_text: list[str] = []
+        self.tool_names: dict[str, str] = {}
+        self.instruction = ""
+        self.stamps: list[Any] = []
+        self.stamp: Any = None
+        self.raw: Any = None
+        self.held_stamp: Any = None
+        self.held_raw: Any = None
+        """Time and item of the last reasoning or assistant text held back."""
+
+    def line(self, number: int, line: Any) -> None:
+        """Read one line: a rollout line, or a legacy bare item or session header."""
+        where = f"line {number}"
+        if not isinstance(line, dict):
+            raise self.ctx.error(where, "", "expected a JSON object")
+        kind, payload, prefix = line.get("type"), line.get("payload"), "payload"
+        if "payload" not in line:  # a legacy rollout: bare items
+            kind, payload, prefix = _legacy(line)
+        if kind is None:
+            return
+        if not isinstance(payload, dict):
+            raise self.ctx.error(where, "payload", "expected an object")
+        stamp = iso_time(line.get("timestamp"))
+        if stamp is not None:
+            self.stamps.append(stamp)
+        if kind == "session_meta":
+            self.meta = payload
+        elif kind == "turn_context":
+            self.context = {**self.context, **payload}
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self._token_count(payload)
+        elif kind == "response_item":
+            self._item(where, prefix, payload, stamp)
+
+    def _token_count(self, payload: dict[str, Any]) -> None:
+        info = payload.get("info")
+        if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+            self.tokens = info["total_token_usage"]
+
+    def _item(self, where: str, prefix: str, item: dict[str, Any], stamp: Any) -> None:
+        kind = item.get("type")
+        field = f"{prefix}.type" if prefix else "type"
+        if kind not in ITEM_TYPES:
+            if kind is None or not isinstance(kind, str):
+                raise self.ctx.error(
+                    where, field, f"missing (expected one of {', '.join(ITEM_TYPES)})"
+                )
+            return  # an item type of a later version (ghost snapshots, compaction, ...)
+        at = f"{prefix}." if prefix else ""
+        self.stamp, self.raw = stamp, item
+        for step in getattr(self, f"_{kind}")(where, at, item):
+            self.fields.append({"timestamp": stamp, "raw": item, **step})
+
+    # -- items ----------------------------------------------------------------------------------
+
+    def _message(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        content = item.get("content")
+        if not isinstance(content, list):
+            raise self.ctx.error(where, f"{at}content", "expected a list of content parts")
+        text, role = text_of(content), item.get("role")
+        if role == "assistant":
+            self.held_text.append(text)
+            self._hold()
+            return []
+        if role not in ("user", "developer", "system"):
+            raise self.ctx.error(where, f"{at}role", f"unknown role {role!r}")
+        steps = self._flush()
+        if role != "user" or text.lstrip().startswith(_CONTEXT_TAGS):
+            return [*steps, {"kind": "system", "role": "system", "content": text}]
+        self.instruction = self.instruction or text
+        return [*steps, {"kind": "message", "role": "user", "content": text}]
+
+    def _reasoning(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        parts = [*_list(item.get("summary")), *_list(item.get("content"))]
+        self.held += [as_text(p.get("text")) for p in parts if isinstance(p, dict)]
+        self._hold()
+        return []
+
+    def _function_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        tool = self._required(where, at, item, "name")
+        arguments = item.get("arguments")
+        if arguments is not None and not isinstance(arguments, str | dict):
+            raise self.ctx.error(where, f"{at}arguments", "expected a JSON string of arguments")
+        return self._call(
+            tool, render_pretty_call(tool, arguments), self._required(where, at, item, "call_id")
+        )
+
+    def _custom_tool_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        tool = self._required(where, at, item, "name")
+        action = f"{tool}(\n{as_text(item.get('input'))}\n)"
+        return self._call(tool, action, self._required(where, at, item, "call_id"))
+
+    def _local_shell_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        action = item.get("action")
+        command = action.get("command") if isinstance(action, dict) else None
+        if not isinstance(command, list):
+            raise self.ctx.error(
+                where, f"{at}action.command", "expected the command's argument list"
+            )
+        call_id = scalar(item.get("call_id")) or scalar(item.get("id")) or ""
+        return self._call(
+            "local_shell", render_pretty_call("local_shell", {"command": command}), call_id
+        )
+
+    def _web_search_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        action = item.get("action")
+        call_id = scalar(item.get("id")) or ""
+        return self._call("web_search", render_pretty_call("web_search", action), call_id)
+
+    def _function_call_output(
+        self, where: str, at: str, item: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        call_id = self._required(where, at, item, "call_id")
+        output = item.get("output")
+        if not isinstance(output, str | list | dict):
+            raise self.ctx.error(where, f"{at}output", "expected the output text or content parts")
+        observation = _observation(output)
+        return [
+            *self._flush(),
+            tool_result_step(observation, call_id, self.tool_names.get(call_id, "")),
+        ]
+
+    def _custom_tool_call_output(
+        self, where: str, at: str, item: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        return self._function_call_output(where, at, item)
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _hold(self) -> None:
+        """Remember the item just held back, for the step it becomes when flushed."""
+        self.held_stamp, self.held_raw = self.stamp, self.raw
+
+    def _required(self, where: str, at: str, item: dict[str, Any], key: str) -> str:
+        value = scalar(item.get(key))
+        if value is None:
+            raise self.ctx.error(where, f"{at}{key}", "missing")
+        return value
+
+    def _call(self, tool: str, action: str, call_id: str) -> list[dict[str, Any]]:
+        self.tool_names[call_id] = tool
+        thought = "\n\n".join(p for p in [*self.held, *self.held_text] if p)
+        self.held, self.held_text = [], []
+        return [
+            {
+                "kind": "tool_call",
+                "role": "assistant",
+                "thought": thought,
+                "action": action,
+                "tool_name": tool,
+                "tool_call_id": call_id,
+            }
+        ]
+
+    def _flush(self) -> list[dict[str, Any]]:
+        """Held reasoning and assistant text with no call after them: a reply or a thought."""
+        thought = "\n\n".join(p for p in self.held if p)
+        text = "\n\n".join(p for p in self.held_text if p)
+        self.held, self.held_text = [], []
+        at = {"timestamp": self.held_stamp, "raw": self.held_raw}
+        if text:
+            return [
+                {"kind": "message", "role": "assistant", "content": text, "thought": thought, **at}
+            ]
+        if thought:
+            return [{"kind": "thought", "role": "assistant", "thought": thought, **at}]
+        return []
+
+    def episode(self) -> ParsedEpisode:
+        """The rollout as one episode; raises when it holds no conversation at all."""
+        self.fields += self._flush()
+        if not self.fields:
+            raise self.ctx.error("", "", "no conversation items (not a Codex session rollout)")
+        where = "session"
+        episode_id = self.ctx.episode_id("session")
+        steps = build_steps(self.ctx, where, episode_id, self.fields)
+        key = instruction_key(self.instruction) if self.instruction else self.ctx.content_hash[:12]
+        task = Task(
+            id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=self.instruction
+        )
+        episode = Episode(
+            id=episode_id,
+            task_id=task.id,
+            agent=as_text(self.context.get("model")) or as_text(self.meta.get("model")),
+            batch_id=self.ctx.batch_id,
+            outcome=Outcome(),
+            usage=Usage(
+                prompt_tokens=int_or_none(self.tokens.get("input_tokens")),
+                completion_tokens=int_or_none(self.tokens.get("output_tokens")),
+            ),
+            source=self.ctx.source(where),
+            started_at=self.stamps[0] if self.stamps else None,
+            ended_at=self.stamps[-1] if self.stamps else None,
+            metadata=self._metadata(),
+        )
+        return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+    def _metadata(self) -> dict[str, Any]:
+        meta, context = self.meta, self.context
+        found = {
+            "session_id": scalar(meta.get("id")),
+            "cwd": scalar(meta.get("cwd")) or scalar(context.get("cwd")),
+            "originator": scalar(meta.get("originator")),
+            "cli_version": scalar(meta.get("cli_version")),
+            "git": meta.get("git") if isinstance(meta.get("git"), dict) else None,
+            "model": scalar(context.get("model")),
+            "effort": scalar(context.get("effort")),
+            "approval_policy": scalar(context.get("approval_policy")),
+        }
+        return {k: v for k, v in found.items() if v is not None}
+
+
+def _legacy(line: dict[str, Any]) -> tuple[str | None, Any, str]:
+    """``(kind, payload, field prefix)`` of a line of a rollout without payload wrappers."""
+    if line.get("record_type") == "state":
+        return None, None, ""
+    if "type" in line:
+        return "response_item", line, ""
+    if "id" in line and "timestamp" in line:
+        return "session_meta", line, ""
+    return None, None, ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _observation(output: Any) -> str:
+    """A call's output as text; a JSON-wrapped shell output unwrapped, a failed exit marked."""
+    if not isinstance(output, str):
+        text = text_of(output.get("content")) if isinstance(output, dict) else text_of(output)
+        failed = isinstance(output, dict) and output.get("success") is False
+        return f"Error: {text}" if failed and not text.lower().startswith("error") else text
+    try:
+        wrapped = json.loads(output) if output.lstrip().startswith("{") else None
+    except json.JSONDecodeError:
+        wrapped = None
+    if not isinstance(wrapped, dict) or not isinstance(wrapped.get("output"), str):
+        return output
+    metadata = wrapped.get("metadata")
+    code = int_or_none(metadata.get("exit_code")) if isinstance(metadata, dict) else None
+    text = wrapped["output"]
+    return f"Error: exit code {code}\n{text}" if code else text
