@@ -96,6 +96,8 @@ def test_a_folder_of_outputs_imports_every_task(store, runs_dir):
         "error.jsonl": "agentbench",
         "overall.json": "",
     }
+    (summary,) = report.ignored
+    assert summary.reason.startswith("read with runs.jsonl and error.jsonl (agentbench)")
 
 
 def test_results_names_another_overall_json(tmp_path, store, runs_dir):

@@ -251,3 +251,12 @@ def _metadata(
     if overall is not None:
         metadata["overall"] = overall
     return metadata
+
+
+def companion_of(path: Path) -> str | None:
+    """The file an ``overall.json`` is read with (``runs.jsonl`` or ``error.jsonl`` beside it),
+    so a folder import says why it is not imported alone."""
+    if path.name != "overall.json":
+        return None
+    beside = [name for name in ("runs.jsonl", "error.jsonl") if path.with_name(name).exists()]
+    return " and ".join(beside) or None

@@ -62,6 +62,10 @@ def detect(path: Path) -> Importer:
     for importer in IMPORTERS:
         if importer.sniff(path, head):
             return importer
+    for importer in IMPORTERS:  # a file another one is read with (e.g. its summary)
+        main = getattr(importer, "companion_of", lambda _: None)(path)
+        if main:
+            raise IngestError(path, "", "", f"read with {main} ({importer.name}), not alone")
     what = (
         "binary data, not a known trajectory format" if "\x00" in head else "cannot tell the format"
     )
