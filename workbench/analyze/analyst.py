@@ -31,6 +31,9 @@ class FailureCase(BaseModel):
     instruction: str
     outcome: str
     """The evaluator-visible message and score."""
+    score: float | None = None
+    """The run's final score, when its log gives one (a critical score with no step rewards
+    marks the last step as the critical one)."""
     steps: list[CaseStep]
     """Every step the agent took: actions, tool calls (with their results as observations)
     and text replies (``reply({"text": ...})``)."""

@@ -197,6 +197,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         family=family_of(store, episode),
         instruction=instruction,
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
+        score=episode.outcome.score,
         steps=_case_steps(store, episode),
     )
     contrast = contrast_of_task(store, episode)
@@ -259,6 +260,7 @@ def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
     steps = case.steps
     last = steps[-1].index if steps else 0
     lexicon = lexicon_for(case)
+    steps = _with_fatal_end(steps, case.score)
     error = next((s.index for s in steps if _harmful(s, case.instruction, benign, lexicon)), None)
     success_actions = [(s.index, s.action) for s in case.contrast_steps if not is_reply(s.action)]
     alignment = None
@@ -314,6 +316,16 @@ def _counterpart(
             after = pair.success
     following = [index for index, _ in success_actions if after is None or index > after]
     return following[0] if following else None
+
+
+def _with_fatal_end(steps: list[CaseStep], score: float | None) -> list[CaseStep]:
+    """``steps`` with the run's critical final score on its last step, when its log records
+    no step rewards (a run that ended at a fatal score ended on a fatal step)."""
+    if not steps or score is None or score > CRITICAL_REWARD:
+        return steps
+    if any(s.reward is not None for s in steps):
+        return steps
+    return [*steps[:-1], steps[-1].model_copy(update={"reward": score})]
 
 
 def is_critical(step: CaseStep) -> bool:
