@@ -178,7 +178,7 @@ def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None
     (both read through the episode world's ``lexicon``)."""
     if finding.evidence == "end":
         return "stopped | no error"
-    signal = error_signature(finding.observation, lexicon) or (
+    signal = step_signal(finding.failed_action, finding.observation, lexicon) or (
         "critical" if finding.evidence == "error" else "no error"
     )
     action = (

@@ -23,7 +23,7 @@ _SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"^\s*(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception|Fault)\b(?::|$)", re.MULTILINE),
     ),
     ("error", re.compile(r"^\s*(?:error|fatal|failed|failure)\b\s*[:!\-]", re.I | re.MULTILINE)),
-    ("error", re.compile(r'^\s*\{\s*"(?:error|errors)"\s*:\s*(?!null|\[\]|""|false)')),
+    ("error", re.compile(r'^\s*\{\s*"(?:error|errors)"\s*:(?!\s*(?:null|\[\]|""|false))')),
     (
         "exit code",
         re.compile(
