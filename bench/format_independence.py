@@ -152,9 +152,17 @@ def measure(db: Path, truth: dict[str, int], native_of: dict[str, str] | None) -
                 start = native_action(store, analysis.episode_id, start)
             total += 1
             hits += abs(start - truth[native]) <= 1
-        supported = sum(c.status == "supported" for c in store.clusters(run.id))
+        supported = [c for c in store.clusters(run.id) if c.status == "supported"]
+        merged = len({(c.trigger, c.correction) for c in supported})
         rules = sum(v.kind == "rule" for v in store.versions(status="staged"))
-    return {"hits": hits, "total": total, "supported": supported, "rules": rules, "out": compiled}
+    return {
+        "hits": hits,
+        "total": total,
+        "supported": len(supported),
+        "merged": merged,
+        "rules": rules,
+        "out": compiled,
+    }
 
 
 def imported_ids(store: Store, natives: list[str]) -> dict[str, str]:
@@ -189,6 +197,10 @@ def report(native: dict, imported: dict) -> None:
             f"{label}: native {native[key]}, imported {imported[key]} "
             f"(target: within 20%) {'OK' if ok else 'MISSED'}"
         )
+    print(
+        f"  supported clusters with families not told apart (trigger, correction): "
+        f"native {native['merged']}, imported {imported['merged']}"
+    )
 
 
 @contextlib.contextmanager
