@@ -198,7 +198,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         instruction=instruction,
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
         score=episode.outcome.score,
-        steps=_case_steps(store, episode),
+        steps=_with_fatal_end(_case_steps(store, episode), episode.outcome.score),
     )
     contrast = contrast_of_task(store, episode)
     reference = reference_actions(store, episode)
