@@ -16,8 +16,11 @@ from workbench.compare import (
     compare_episodes,
     contrast_for,
     episode_actions,
+    is_reply,
     normalize_action,
+    reply_action,
     shape,
+    tool_call,
     verb_of,
 )
 from workbench.envs.lexicon import PLAIN, Lexicon, Role
@@ -276,3 +279,32 @@ def test_verbs_are_read_through_the_worlds_lexicon():
     assert verb_of("cast light on the orb", PLAIN) == "cast"  # the plain reading: first word
     assert verb_of("look around", PLAIN) == "look around"  # a particle belongs to the verb
     assert verb_of("go to kitchen", PLAIN) == "go to"
+
+
+def test_tool_calls_are_read_from_their_rendering():
+    assert tool_call('get_order({"order_id": "#W1"})') == ("get_order", {"order_id": "#W1"})
+    assert tool_call("list_flights()") == ("list_flights", {})
+    assert tool_call("go to kitchen") is None
+    assert tool_call("f(not json)") is None
+    assert tool_call('f(["a list"])') is None
+
+
+def test_tool_calls_shape_by_name_and_keys_and_keep_the_task_entities():
+    instruction = "Cancel order #W123 for Ada."
+    shaped = shape('cancel({"reason": "no longer needed", "order_id": "#W123"})', instruction)
+    assert shaped == "cancel(order_id=<E2>, reason)"
+    other = shape('cancel({"order_id": "#W9", "reason": "ordered by mistake"})', "Cancel #W9.")
+    assert other.split("(")[0] == "cancel" and "reason" in other
+
+
+def test_one_tool_call_normalises_alike_whatever_its_key_order_and_spacing():
+    one = normalize_action('pay({"amount": 10, "card": "c-1"})')
+    other = normalize_action('pay({ "card":"c-1",  "amount":10 })')
+    assert one == other == 'pay({"amount": <N>, "card": "c-<N>"})'
+
+
+def test_text_replies_are_marked_as_replies():
+    reply = reply_action("I cannot do that.")
+    assert is_reply(reply) and tool_call(reply) == ("reply", {"text": "I cannot do that."})
+    assert shape(reply, "") == "reply(text)"
+    assert not is_reply('get_order({"order_id": "1"})')

@@ -12,6 +12,7 @@ each keeps the index it has in its episode.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from store import Episode, EpisodeFilter, Step, Store
+from workbench.analyze.families import episodes_of, family_of, is_inferred
 from workbench.envs.lexicon import Lexicon
 
 Op = Literal["match", "substitute", "insert", "delete"]
@@ -132,6 +134,36 @@ def entity_phrases(instruction: str) -> dict[str, str]:
     return phrases
 
 
+_CALL = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*\((.*)\)\s*$", re.DOTALL)
+REPLY = "reply"
+"""The tool-like name a text reply (an assistant message without a tool call) is given as a
+case step's action: ``reply({"text": ...})``."""
+
+
+def tool_call(action: str) -> tuple[str, dict] | None:
+    """``(tool name, arguments)`` of an action rendered as ``name({...json...})`` or
+    ``name()`` (how importers store tool calls); ``None`` for any other action."""
+    found = _CALL.match(action)
+    if found is None:
+        return None
+    body = found.group(2).strip()
+    try:
+        arguments = json.loads(body) if body else {}
+    except ValueError:
+        return None
+    return (found.group(1), arguments) if isinstance(arguments, dict) else None
+
+
+def reply_action(text: str) -> str:
+    """A text reply as a case step's action (see :data:`REPLY`)."""
+    return f"{REPLY}({json.dumps({'text': text}, ensure_ascii=False)})"
+
+
+def is_reply(action: str) -> bool:
+    """Whether a case step's action is a text reply (see :func:`reply_action`)."""
+    return action.startswith(f"{REPLY}(")
+
+
 def normalize_action(action: str, instruction: str = "") -> str:
     """An action in a form that lines up across runs and task variations.
 
@@ -143,6 +175,9 @@ def normalize_action(action: str, instruction: str = "") -> str:
     ...                  "Measure unknown substance B. If above 50.0 degrees, place it in the red box.")
     'move <E1> to <E2>'
     """
+    call = tool_call(action)
+    if call is not None:  # one spelling of the same call: keys sorted, compact JSON
+        action = f"{call[0]}({json.dumps(call[1], sort_keys=True, ensure_ascii=False)})"
     text = _NUMBER.sub("<N>", _collapse(action))
     pattern, placeholders = _entity_pattern(_collapse(instruction))
     if pattern is None:
@@ -155,8 +190,12 @@ def shape(action: str, instruction: str, lexicon: Lexicon | None = None) -> str:
 
     Entities the instruction names keep their numbered placeholder (``focus on <E1>``), so a
     correction that must name the task's object stays distinct from one that must not. The
-    verb is read through ``lexicon`` (see :func:`verb_of`).
+    verb is read through ``lexicon`` (see :func:`verb_of`). A tool call is abstracted
+    structurally (:func:`call_shape`).
     """
+    call = tool_call(action)
+    if call is not None:
+        return call_shape(call[0], call[1], instruction)
     verb = verb_of(action, lexicon)
     if not verb:
         return ""
@@ -165,6 +204,19 @@ def shape(action: str, instruction: str, lexicon: Lexicon | None = None) -> str:
         return verb
     entities = " ".join(re.findall(r"<E\d+>", rest))
     return f"{verb} {entities or '<X>'}"
+
+
+def call_shape(name: str, arguments: dict, instruction: str = "") -> str:
+    """A tool call's structure: its name and sorted argument keys, literal values (ids,
+    numbers, quoted text) left out; a value that names one of the instruction's entities
+    keeps its placeholder, e.g. ``get_order(order_id=<E1>)``, ``search(query)``."""
+    keys = []
+    for key in sorted(arguments):
+        value = arguments[key]
+        text = value if isinstance(value, str) else ""
+        entities = re.findall(r"<E\d+>", normalize_action(text, instruction)) if text else []
+        keys.append(f"{key}={' '.join(entities)}" if entities else key)
+    return f"{name}({', '.join(keys)})"
 
 
 class Pair(NamedTuple):
@@ -298,21 +350,40 @@ def episode_actions(store: Store, episode: Episode, chunk: int = 1000) -> list[A
 def contrast_for(store: Store, episode: Episode) -> Episode | None:
     """A successful episode to compare ``episode`` with, chosen deterministically.
 
-    Preference order: same task and agent, same task, same family and agent, same family;
+    Preference order: same task and agent, same task, same family and agent, same family
+    (inferred when the log names none, see :func:`~workbench.analyze.families.family_of`);
     within one, the earliest stored. Never ``episode`` itself.
     """
-    scopes: list[EpisodeFilter] = []
-    for task, family in ((episode.task_id, None), (None, episode.family or None)):
-        if task is None and family is None:
-            continue
-        scopes += [
-            EpisodeFilter(outcome="passed", task=task, family=family, agent=episode.agent),
-            EpisodeFilter(outcome="passed", task=task, family=family),
-        ]
-    for where in scopes:
-        for candidate in store.episodes(where, limit=2):
-            if candidate.id != episode.id:
-                return candidate
+    same_task = contrast_of_task(store, episode)
+    return same_task or contrast_of_family(store, episode)
+
+
+def contrast_of_task(store: Store, episode: Episode) -> Episode | None:
+    """The earliest stored success of ``episode``'s task, one of its agent first."""
+    for agent in (episode.agent, None):
+        where = EpisodeFilter(outcome="passed", task=episode.task_id, agent=agent)
+        found = next((c for c in store.episodes(where, limit=2) if c.id != episode.id), None)
+        if found is not None:
+            return found
+    return None
+
+
+def contrast_of_family(store: Store, episode: Episode) -> Episode | None:
+    """The earliest stored success of ``episode``'s family (stored or inferred), one of its
+    agent first."""
+    family = family_of(store, episode)
+    if not family:
+        return None
+    for agent in (episode.agent, None):
+        where = EpisodeFilter(outcome="passed", agent=agent)
+        if not is_inferred(family):
+            where = EpisodeFilter(outcome="passed", agent=agent, family=family)
+            found = store.episodes(where, limit=2)
+        else:
+            found = episodes_of(store, family, where)
+        match = next((c for c in found if c.id != episode.id), None)
+        if match is not None:
+            return match
     return None
 
 

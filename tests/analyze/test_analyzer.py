@@ -86,7 +86,7 @@ def test_proposals_citing_missing_steps_are_rejected(runs):
         rationale="",
         citations=[1, 42],
     )
-    with pytest.raises(ProposalRejected, match=r"step 9 is not an action step.*step 42"):
+    with pytest.raises(ProposalRejected, match=r"step 9 is not a step the agent took.*step 42"):
         check(bad, case)
 
 

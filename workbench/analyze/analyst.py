@@ -31,10 +31,18 @@ class FailureCase(BaseModel):
     instruction: str
     outcome: str
     """The evaluator-visible message and score."""
+    score: float | None = None
+    """The run's final score, when its log gives one (a critical score with no step rewards
+    marks the last step as the critical one)."""
     steps: list[CaseStep]
+    """Every step the agent took: actions, tool calls (with their results as observations)
+    and text replies (``reply({"text": ...})``)."""
     contrast_id: str | None = None
     """A successful episode of the same regime, if any."""
     contrast_same_task: bool = False
+    contrast_reference: bool = False
+    """Whether the contrast is the task's reference (its expected actions, numbered from 0)
+    rather than a successful episode (then ``contrast_id`` is ``None``)."""
     contrast_instruction: str = ""
     """The contrast's own instruction (another variation's, for a family-level contrast)."""
     contrast_steps: list[CaseStep] = Field(default_factory=list)

@@ -64,7 +64,7 @@ def check(proposal: Proposal, case: FailureCase) -> None:
     if proposal.start > proposal.end:
         problems.append(f"span {proposal.start}..{proposal.end} is reversed")
     problems += [
-        f"step {i} is not an action step of the episode"
+        f"step {i} is not a step the agent took in the episode"
         for i in (proposal.start, proposal.end, *proposal.citations)
         if i not in known
     ]
@@ -143,8 +143,8 @@ def _analysis(run_id: int, case: FailureCase, proposal: Proposal) -> Analysis:
         rationale=proposal.rationale,
         citations=proposal.citations,
         contrast_id=case.contrast_id,
-        contrast_citations=proposal.contrast_citations,
-        contrastive=case.contrast_id is not None,
+        contrast_citations=[] if case.contrast_reference else proposal.contrast_citations,
+        contrastive=case.contrast_id is not None or case.contrast_reference,
     )
 
 

@@ -10,8 +10,15 @@ The offline analyzer combines two kinds of evidence:
   :mod:`workbench.compare`), when there is one: the success's action there is the change the
   failed run needed.
 
-The earliest of the two is the causal step; with neither, the run's last step (it stopped or
-ran out of steps while nothing visibly went wrong). This module never reads the scripted
+Without a success of the same task, the task's reference (its expected actions, stored by
+importers as ``Task.metadata["reference_actions"]``) stands in for one: the first deviation
+from it is the divergence. The earliest of the two is the causal step; with neither, the run's
+last step (it stopped or ran out of steps while nothing visibly went wrong).
+
+Every step the agent took may be causal: an action, a tool call (read with the result that
+answered it), or a text reply (an assistant message without a tool call, e.g. a refusal or a
+wrong confirmation). Errors are read world-agnostically (:mod:`workbench.analyze.signals`)
+and by the episode world's lexicon. This module never reads the scripted
 agent's ``ground_truth`` metadata: that is what its accuracy is measured against.
 """
 
@@ -20,9 +27,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from store import Episode, EpisodeFilter, Store
+from store import Episode, EpisodeFilter, Step, Store
 from workbench.analyze.analyst import FailureCase
-from workbench.compare import Alignment, align, contrast_for, normalize_action, shape
+from workbench.analyze.families import episodes_of, family_of
+from workbench.analyze.signals import TOOL_ERROR, generic_error, refusal
+from workbench.compare import (
+    Alignment,
+    align,
+    contrast_of_family,
+    contrast_of_task,
+    is_reply,
+    normalize_action,
+    reply_action,
+    shape,
+    tool_call,
+)
 from workbench.envs.lexicon import PLAIN, Lexicon
 from workbench.envs.registry import lexicon_of
 from workbench.llm.steps import CaseStep
@@ -32,12 +51,33 @@ CRITICAL_REWARD = -50.0
 action give −100)."""
 
 Evidence = Literal["error", "divergence", "end"]
+REFERENCE_KEY = "reference_actions"
+"""Key of a task's metadata holding its expected actions (a list of action strings, shaped
+like stored step actions), when its log gave them."""
 
 
 def error_signature(observation: str, lexicon: Lexicon | None = None) -> str | None:
     """The error an observation reports, normalised (``None`` when it reports none), as the
-    episode's world reads it (``lexicon``; the plain text-adventure reading without one)."""
-    return (lexicon or PLAIN).error(observation)
+    episode's world reads it (``lexicon``; the plain text-adventure reading without one),
+    else as any tool log reports one (:func:`~workbench.analyze.signals.generic_error`)."""
+    return (lexicon or PLAIN).error(observation) or generic_error(observation)
+
+
+def step_signal(action: str, observation: str, lexicon: Lexicon | None = None) -> str | None:
+    """The error signal of one agent step: what came back reports an error, or the step is
+    a text reply that refuses or gives up."""
+    if is_reply(action):
+        call = tool_call(action)
+        return refusal(str(call[1].get("text", ""))) if call else None
+    return error_signature(observation, lexicon)
+
+
+def error_key(action: str, instruction: str) -> str:
+    """How an erring action is compared across a family's episodes: a tool call by its
+    structure (its literal values differ from task to task), any other action normalised."""
+    return (
+        shape(action, instruction) if tool_call(action) else normalize_action(action, instruction)
+    )
 
 
 def benign_errors(
@@ -47,14 +87,48 @@ def benign_errors(
     (each error read by its own episode's world)."""
     instructions = {} if instructions is None else instructions
     seen: set[tuple[str, str]] = set()
-    for episode in store.iter_episodes(EpisodeFilter(outcome="passed", family=family)):
+    for episode in episodes_of(store, family, EpisodeFilter(outcome="passed")):
         instruction = _instruction(store, episode, instructions)
         lexicon = lexicon_of(_environment(store, episode))
-        for step in store.steps(episode.id):
-            signature = error_signature(step.observation, lexicon) if step.action else None
+        for step in agent_steps(store.steps(episode.id)):
+            signature = step_signal(step.action, step.observation, lexicon)
             if signature is not None:
-                seen.add((normalize_action(step.action, instruction), signature))
+                seen.add((error_key(step.action, instruction), signature))
     return seen
+
+
+def agent_steps(steps: list[Step]) -> list[Step]:
+    """The steps where the agent acted, each as one decision: actions; tool calls, each
+    with the observation of the result that answered it (flagged when its log marks it an
+    error); and text replies (as :func:`~workbench.compare.reply_action`)."""
+    results = {s.tool_call_id: s for s in steps if s.kind == "tool_result" and s.tool_call_id}
+    decided: list[Step] = []
+    for position, step in enumerate(steps):
+        if step.kind == "tool_call" and step.action:
+            result = results.get(step.tool_call_id) or _next_result(steps, position)
+            observation = _result_text(result) if result else step.observation
+            decided.append(step.model_copy(update={"observation": observation}))
+        elif step.action.strip():
+            decided.append(step)
+        elif step.kind == "message" and step.role == "assistant" and step.content.strip():
+            decided.append(step.model_copy(update={"action": reply_action(step.content)}))
+    return decided
+
+
+def _next_result(steps: list[Step], position: int) -> Step | None:
+    """The first tool result after ``position`` before the agent's next call or message."""
+    for step in steps[position + 1 :]:
+        if step.kind == "tool_result":
+            return step
+        if step.role == "assistant":
+            return None
+    return None
+
+
+def _result_text(result: Step) -> str:
+    raw = result.raw if isinstance(result.raw, dict) else {}
+    flagged = raw.get("is_error") is True or raw.get("isError") is True
+    return (TOOL_ERROR if flagged else "") + result.observation
 
 
 def _instruction(store: Store, episode: Episode, cache: dict[str, str]) -> str:
@@ -95,6 +169,8 @@ class CausalFinding:
     """The successful episode compared with, if any."""
     same_task: bool
     """Whether that success is of the very same task (strong contrast) or only its family."""
+    reference: bool = False
+    """Whether the contrast is the task's reference (its expected actions), not an episode."""
 
 
 def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None = None) -> str:
@@ -102,7 +178,7 @@ def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None
     (both read through the episode world's ``lexicon``)."""
     if finding.evidence == "end":
         return "stopped | no error"
-    signal = error_signature(finding.observation, lexicon) or (
+    signal = step_signal(finding.failed_action, finding.observation, lexicon) or (
         "critical" if finding.evidence == "error" else "no error"
     )
     action = (
@@ -114,26 +190,53 @@ def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None
 def build_case(store: Store, episode: Episode) -> FailureCase:
     """Everything an analyst may look at about one failed episode (read once, here)."""
     cache: dict[str, str] = {}
-    contrast = contrast_for(store, episode)
-    return FailureCase(
+    instruction = _instruction(store, episode, cache)
+    base = FailureCase(
         episode_id=episode.id,
         environment=_environment(store, episode),
-        family=episode.family,
-        instruction=_instruction(store, episode, cache),
+        family=family_of(store, episode),
+        instruction=instruction,
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
-        steps=_case_steps(store, episode),
-        contrast_id=contrast.id if contrast else None,
-        contrast_same_task=contrast is not None and contrast.task_id == episode.task_id,
-        contrast_instruction=_instruction(store, contrast, cache) if contrast else "",
-        contrast_steps=_case_steps(store, contrast) if contrast else [],
+        score=episode.outcome.score,
+        steps=_with_fatal_end(_case_steps(store, episode), episode.outcome.score),
     )
+    contrast = contrast_of_task(store, episode)
+    reference = reference_actions(store, episode)
+    if contrast is None and reference:
+        return base.model_copy(
+            update={
+                "contrast_reference": True,
+                "contrast_same_task": True,
+                "contrast_instruction": instruction,
+                "contrast_steps": [CaseStep(index=k, action=a) for k, a in enumerate(reference)],
+            }
+        )
+    contrast = contrast or contrast_of_family(store, episode)
+    if contrast is None:
+        return base
+    return base.model_copy(
+        update={
+            "contrast_id": contrast.id,
+            "contrast_same_task": contrast.task_id == episode.task_id,
+            "contrast_instruction": _instruction(store, contrast, cache),
+            "contrast_steps": _case_steps(store, contrast),
+        }
+    )
+
+
+def reference_actions(store: Store, episode: Episode) -> list[str]:
+    """The expected actions the episode's task carries (empty when its log gave none)."""
+    task = store.task(episode.task_id)
+    found = task.metadata.get(REFERENCE_KEY) if task else None
+    if not isinstance(found, list):
+        return []
+    return [a if isinstance(a, str) else str(a) for a in found if a]
 
 
 def _case_steps(store: Store, episode: Episode) -> list[CaseStep]:
     return [
         CaseStep(index=s.index, action=s.action, observation=s.observation, reward=s.reward)
-        for s in store.steps(episode.id)
-        if s.action
+        for s in agent_steps(store.steps(episode.id))
     ]
 
 
@@ -148,7 +251,7 @@ def find_cause(
         benign: errors successes of its family survive (computed when not given; pass it when
             analysing many episodes of one family).
     """
-    benign = benign_errors(store, episode.family) if benign is None else benign
+    benign = benign_errors(store, family_of(store, episode)) if benign is None else benign
     return locate(build_case(store, episode), benign)
 
 
@@ -157,12 +260,13 @@ def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
     steps = case.steps
     last = steps[-1].index if steps else 0
     lexicon = lexicon_for(case)
+    steps = _with_fatal_end(steps, case.score)
     error = next((s.index for s in steps if _harmful(s, case.instruction, benign, lexicon)), None)
-    success_actions = [(s.index, s.action) for s in case.contrast_steps]
+    success_actions = [(s.index, s.action) for s in case.contrast_steps if not is_reply(s.action)]
     alignment = None
-    if case.contrast_id is not None:
+    if case.contrast_id is not None or case.contrast_reference:
         alignment = align(
-            [(s.index, s.action) for s in steps],
+            [(s.index, s.action) for s in steps if not is_reply(s.action)],
             success_actions,
             normalize=(
                 lambda action: normalize_action(action, case.instruction),
@@ -189,6 +293,7 @@ def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
         change_step=change_step,
         contrast_id=case.contrast_id,
         same_task=case.contrast_same_task,
+        reference=case.contrast_reference,
     )
 
 
@@ -213,6 +318,16 @@ def _counterpart(
     return following[0] if following else None
 
 
+def _with_fatal_end(steps: list[CaseStep], score: float | None) -> list[CaseStep]:
+    """``steps`` with the run's critical final score on its last step, when its log records
+    no step rewards (a run that ended at a fatal score ended on a fatal step)."""
+    if not steps or score is None or score > CRITICAL_REWARD:
+        return steps
+    if any(s.reward is not None for s in steps):
+        return steps
+    return [*steps[:-1], steps[-1].model_copy(update={"reward": score})]
+
+
 def is_critical(step: CaseStep) -> bool:
     """Whether a step's reward marks a critical failure (an irreversible wrong commitment)."""
     return step.reward is not None and step.reward <= CRITICAL_REWARD
@@ -223,8 +338,5 @@ def _harmful(
 ) -> bool:
     if is_critical(step):
         return True
-    signature = error_signature(step.observation, lexicon)
-    return (
-        signature is not None
-        and (normalize_action(step.action, instruction), signature) not in benign
-    )
+    signature = step_signal(step.action, step.observation, lexicon)
+    return signature is not None and (error_key(step.action, instruction), signature) not in benign

@@ -3,10 +3,13 @@ observable conditions, with the regime's successes attached as contrastive evide
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from store import Analysis, AnalysisRun, Cluster, EpisodeFilter, Store
+from store import Analysis, AnalysisRun, Cluster, Episode, EpisodeFilter, Store
+from store.db import ListedEpisode
+from workbench.analyze.families import episodes_of, family_of, is_inferred
 
 CONTRASTS_PER_CLUSTER = 10
 """Successful episodes attached to a cluster as contrastive evidence and preservation candidates."""
@@ -39,10 +42,7 @@ def cluster_run(store: Store, run_id: int) -> list[Cluster]:
     clusters = []
     for (family, trigger, correction), members in sorted(groups.items()):
         reason = deferral_reason(members)
-        successes = store.listing(
-            EpisodeFilter(outcome="passed", family=family or None, replays=False),
-            limit=CONTRASTS_PER_CLUSTER,
-        )
+        successes = _successes(store, family)
         clusters.append(
             Cluster(
                 run_id=run_id,
@@ -59,9 +59,20 @@ def cluster_run(store: Store, run_id: int) -> list[Cluster]:
 
 
 def _family(store: Store, episode_id: str) -> str:
+    """The episode's family, inferred when its log names none (see
+    :func:`~workbench.analyze.families.family_of`)."""
     episode = store.episode(episode_id)
     assert episode is not None  # analyses are deleted with their episode
-    return episode.family
+    return family_of(store, episode)
+
+
+def _successes(store: Store, family: str) -> list[Episode] | list[ListedEpisode]:
+    """Up to :data:`CONTRASTS_PER_CLUSTER` successes of ``family`` (no replays)."""
+    if not is_inferred(family):
+        where = EpisodeFilter(outcome="passed", family=family or None, replays=False)
+        return store.listing(where, limit=CONTRASTS_PER_CLUSTER)
+    found = episodes_of(store, family, EpisodeFilter(outcome="passed", replays=False))
+    return list(itertools.islice(found, CONTRASTS_PER_CLUSTER))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ class HeuristicAnalyst:
             trigger=trigger_of(finding, case.instruction, lexicon),
             correction=correction,
             confidence=CONFIDENCE[finding.evidence]
-            if finding.contrast_id
+            if finding.contrast_id or finding.reference
             else CONFIDENCE[finding.evidence] / 2,
             rationale=_rationale(finding),
             citations=sorted({step, last}),
@@ -65,6 +65,8 @@ def _change_text(finding: CausalFinding, never_taken: bool) -> str:
 
 
 def _rationale(finding: CausalFinding) -> str:
+    if finding.reference:
+        return _reference_rationale(finding)
     contrast = (
         f" A successful run of the {'same task' if finding.same_task else 'same family'} ({finding.contrast_id}) does '{finding.change}' there."
         if finding.contrast_id and finding.change
@@ -78,3 +80,13 @@ def _rationale(finding: CausalFinding) -> str:
         "end": "No error signal and no same-task divergence: the run ended without completing the task.",
     }[finding.evidence]
     return located + contrast
+
+
+def _reference_rationale(finding: CausalFinding) -> str:
+    located = {
+        "error": f"Step {finding.step}: '{finding.failed_action}' met '{finding.observation[:120]}', an error no successful run of this family recovered from.",
+        "divergence": f"Step {finding.step} is where this run first parts from the task's expected actions.",
+        "end": "No error signal and no deviation from the task's expected actions: the run ended without completing the task.",
+    }[finding.evidence]
+    expected = f" The task's reference does '{finding.change}' there." if finding.change else ""
+    return located + expected
