@@ -91,7 +91,15 @@ def _member(
         correction=analysis.correction,
         contrast_step=analysis.contrast_citations[0] if analysis.contrast_citations else None,
         regime=regimes.get(episode.family, ""),
+        recorded=_recorded(store, episode),
     )
+
+
+def _recorded(store: Store, episode: Episode) -> bool:
+    """Whether only its recording is there: no run configuration to replay it from."""
+    from workbench.admit.evidence import origin_of
+
+    return origin_of(store, episode) is None
 
 
 def first_observation(store: Store, episode_id: str) -> str:
