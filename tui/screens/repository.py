@@ -120,6 +120,8 @@ def replay_text(gate: Gate | None) -> Text:
     """``pass +2/-0 reg 0 p=0.5``: the replay verdict and the numbers behind it."""
     if gate is None:
         return Text("–", style="dim")
+    if gate.stats.get("not_replayed"):
+        return Text("not replayed", "yellow")
     line = mark(gate.passed)
     stats = gate.stats
     if stats:
