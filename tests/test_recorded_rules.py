@@ -5,6 +5,7 @@ analyze → compile stages a Rule checked on the recorded trajectories → it st
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,6 @@ def test_admitting_again_is_refused(compiled: Path) -> None:
 def test_a_failure_without_a_success_is_deferred_with_what_to_do(tmp_path: Path) -> None:
     db = tmp_path / "workbench.db"
     only_failures = tmp_path / "failures.json"
-    import json
 
     records = [r for r in json.loads(DATA.read_text()) if r["reward"] == 0.0]
     only_failures.write_text(json.dumps(records))
@@ -121,3 +121,35 @@ def test_the_detail_pane_indents_arguments_and_the_header_shows_the_reference() 
         id="t", environment="e", instruction="goal", metadata={"reference_actions": ["a()", "b()"]}
     )
     assert "expected: a() → b()" in reference_lines(task).plain
+
+
+SAMPLES = Path(__file__).parent / "data"
+
+
+def test_the_samples_go_from_import_to_a_manual_without_a_simulator(tmp_path: Path) -> None:
+    db = tmp_path / "workbench.db"
+    report = SAMPLES / "swebench-report" / "report.json"
+    cli(db, "import", str(SAMPLES / "mini-swe-agent"), "--results", str(report))
+    cli(db, "import", str(SAMPLES / "openai-chat" / "tools.jsonl"))
+    cli(db, "analyze")
+    out = cli(db, "compile")
+    assert "not compiled (deferred by the analysis)" in out
+    assert "import a successful run of the same task" in out
+    with Store(db) as store:
+        failed = next(e for e in store.episodes() if e.outcome.success is False)
+    labels = tmp_path / "labels.jsonl"
+    label = {"episode": failed.id, "start": 1, "end": 1, "kind": "causal", "author": "ana"}
+    label |= {"label": "edits before reading", "note": "open the file first"}
+    labels.write_text(json.dumps(label) + "\n")
+    cli(db, "spans", "import", str(labels))
+    out = cli(db, "manual", "formulate")
+    assert "manual v1" in out
+    cli(db, "manual", "export", "--out", str(tmp_path / "manual.md"))
+    manual = (tmp_path / "manual.md").read_text()
+    assert "edits before reading: open the file first" in manual
+    assert "Unsolved Error" in manual
+    again = cli(db, "manual", "formulate")  # nothing new: the same manual, no rule twice
+    assert "unchanged" in again
+    with Store(db) as store:
+        contents = [r.content for r in store.manual_rules()]
+    assert len(contents) == len(set(contents))

@@ -158,6 +158,10 @@ def compile_command(
         for item in report.compiled
     ]
     print_records(console, COMPILED_COLUMNS, rows, title=f"analysis run {report.run_id}")
+    for cluster, why in report.skipped:
+        console.print(
+            f"[yellow]cluster {cluster.id} not compiled[/] (deferred by the analysis): {escape(why)}"
+        )
     console.print(f"{len(report.staged)} new version(s) staged; admit them with `workbench replay`")
     _recorded_hint(store, report.staged)
 

@@ -95,6 +95,12 @@ def _member(
     )
 
 
+def is_recorded(store: Store, episode_id: str) -> bool:
+    """Whether the stored episode ``episode_id`` is only a recording (see :func:`_recorded`)."""
+    episode = store.episode(episode_id)
+    return episode is not None and _recorded(store, episode)
+
+
 def _recorded(store: Store, episode: Episode) -> bool:
     """Whether only its recording is there: no run configuration to replay it from."""
     from workbench.admit.evidence import origin_of
