@@ -153,3 +153,17 @@ def test_the_samples_go_from_import_to_a_manual_without_a_simulator(tmp_path: Pa
     with Store(db) as store:
         contents = [r.content for r in store.manual_rules()]
     assert len(contents) == len(set(contents))
+
+
+def test_swe_bench_task_instances_give_each_task_its_gold_patch(tmp_path: Path) -> None:
+    db = tmp_path / "workbench.db"
+    instances = SAMPLES / "swebench-report" / "instances.jsonl"
+    cli(db, "import", str(SAMPLES / "mini-swe-agent"), "--results", str(instances))
+    with Store(db) as store:
+        task = store.task("swe-bench:sympy__sympy-20590")
+        episodes = store.episodes()
+    assert task.metadata["reference"]["patch"].startswith(
+        "diff --git a/sympy/core/_print_helpers.py"
+    )
+    assert task.metadata["reference"]["FAIL_TO_PASS"] == '["test_immutable"]'
+    assert all(e.outcome.success is None for e in episodes)  # instances say nothing of outcomes
