@@ -58,3 +58,21 @@ async def test_the_repository_marks_a_rule_admitted_without_replay(imported_db):
         screen = await open_repository(pilot)
         (row,) = rows(screen.version_table)
         assert "active" in row and "not replayed" in row
+
+
+async def test_admitting_from_the_screen_leaves_an_imported_rule_staged(tmp_path: Path):
+    db = tmp_path / "workbench.db"
+    for args in (["import", str(TAU)], ["analyze"], ["compile"]):
+        result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+    app = make_app(db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_repository(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("--without-replay" in m for m in messages), messages
+        assert "not replayed" in " ".join(rows(screen.version_table)[0])
+    with Store(db) as store:
+        version = store.version(1)
+        assert version.status == "staged" and version.contract_gate.passed

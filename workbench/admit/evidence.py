@@ -87,8 +87,8 @@ NOT_REPLAYED = "not replayed"
 
 
 def recorded_only(store: Store, version: ArtifactVersion) -> bool:
-    """Whether every run a version's evidence comes from is only a recording (imported logs,
-    no run configuration to replay them): its replay gate cannot run."""
+    """Whether every run a version's evidence comes from is an imported log (no run
+    configuration to replay it from): its replay gate cannot run."""
     cited = {
         case.citation.episode_id
         for key in ("positive", "negative")
@@ -98,7 +98,13 @@ def recorded_only(store: Store, version: ArtifactVersion) -> bool:
     cited |= {case.episode_id for case in version.cases}
     episodes = [store.episode(episode_id) for episode_id in sorted(cited)]
     known = [e for e in episodes if e is not None]
-    return bool(known) and all(origin_of(store, e) is None for e in known)
+    return bool(known) and all(imported(e) for e in known)
+
+
+def imported(episode: Episode) -> bool:
+    """Whether an episode was read from a log by an importer (its source names the format;
+    not recorded by the workbench's own runner): nothing can replay it."""
+    return episode.source.format not in ("", "run")
 
 
 def not_replayed(version: ArtifactVersion) -> bool:

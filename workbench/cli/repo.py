@@ -333,7 +333,7 @@ def _replay_cell(store: Store, version: ArtifactVersion) -> str:
 
     if not_replayed(version):
         return "[yellow]not replayed[/]"
-    if version.replay_gate is None and recorded_only(store, version):
+    if version.status == "staged" and recorded_only(store, version):
         return "[yellow]not replayed[/] (imported)"
     return _gate(version.replay_gate, replay=True)
 

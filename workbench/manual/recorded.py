@@ -36,12 +36,13 @@ def learn_from_records(store: Store) -> list[ManualRule]:
 
 
 def _is_recorded(store: Store, episode: Episode | None, seen: dict[str, bool]) -> bool:
-    from workbench.admit.evidence import origin_of
+    """Whether ``episode`` is an imported log (see :func:`workbench.admit.evidence.imported`)."""
+    from workbench.admit.evidence import imported
 
     if episode is None:
         return False
     if episode.id not in seen:
-        seen[episode.id] = origin_of(store, episode) is None
+        seen[episode.id] = imported(episode)
     return seen[episode.id]
 
 
