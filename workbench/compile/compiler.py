@@ -193,7 +193,10 @@ def _compile_one(
         spec = spec.model_copy(
             update={
                 "status": "deferred",
-                "reason": "no schema closes it (open: " + ", ".join(still_open) + ")",
+                "reason": "no schema closes it (open: "
+                + ", ".join(still_open)
+                + ")"
+                + _witness_hint(attempts[-1]),
             }
         )
     with store.transaction():
@@ -203,6 +206,18 @@ def _compile_one(
             version = store.stage_version(stage(store, stored, attempts[-1]))
     existing[key] = stored
     return Compiled(stored, attempts, version)
+
+
+def _witness_hint(attempt: CompileAttempt) -> str:
+    """Why the last schema tried stays open, in the witness's words, and what to try."""
+    witnesses = [c.witness for c in attempt.checks if not c.closed and c.witness]
+    if not witnesses:
+        return ""
+    return (
+        f": {witnesses[0]} — if the cluster mixes failures that need different corrections, "
+        "compile its clusters one at a time (`workbench compile --cluster ID`) or mark the "
+        "causal span by hand"
+    )
 
 
 def _key(spec: InterventionSpec) -> str:

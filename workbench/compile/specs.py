@@ -54,7 +54,9 @@ def gather(store: Store, clusters: Iterable[Cluster]) -> tuple[list[MemberCase],
             found += 1
         if not found:
             empty[cluster.id] = (
-                "no member is in the learning partition (held-out episodes never produce artifacts)"
+                "no member is in the learning partition (held-out episodes never produce "
+                "artifacts): analyse failures of the train or dev split (imported logs count as "
+                "learning evidence unless marked test)"
             )
     return members, empty
 
