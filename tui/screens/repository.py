@@ -33,6 +33,7 @@ from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
+from workbench.admit.evidence import recorded_only
 from workbench.admit.repository import Admission, admit
 from workbench.executors import LocalPool
 from workbench.progress import Cancelled, Progress
@@ -88,13 +89,20 @@ class RepositoryData:
 
     versions: list[ArtifactVersion] = field(default_factory=list)
     ledgers: dict[int, list[LedgerEntry]] = field(default_factory=dict)
+    recorded: frozenset[int] = frozenset()
+    """Staged versions whose evidence is only imported logs (no replay can judge them)."""
 
 
 def read_repository(store: Store) -> RepositoryData:
     """Every version (by artifact, then version) with its replay ledger."""
     versions = store.versions()
     ledgers = {v.id: store.ledger(v.id) for v in versions if v.id is not None}
-    return RepositoryData(versions, ledgers)
+    recorded = frozenset(
+        v.id
+        for v in versions
+        if v.id is not None and v.status == "staged" and recorded_only(store, v)
+    )
+    return RepositoryData(versions, ledgers, recorded)
 
 
 def summary(data: RepositoryData) -> Text:
@@ -120,6 +128,8 @@ def replay_text(gate: Gate | None) -> Text:
     """``pass +2/-0 reg 0 p=0.5``: the replay verdict and the numbers behind it."""
     if gate is None:
         return Text("–", style="dim")
+    if gate.stats.get("not_replayed"):
+        return Text("not replayed", "yellow")
     line = mark(gate.passed)
     stats = gate.stats
     if stats:
@@ -128,8 +138,9 @@ def replay_text(gate: Gate | None) -> Text:
     return line
 
 
-def version_cells(version: ArtifactVersion) -> list[Text]:
-    """One version's row."""
+def version_cells(version: ArtifactVersion, recorded: bool = False) -> list[Text]:
+    """One version's row (``recorded``: its evidence is only imported logs, see
+    :class:`RepositoryData`)."""
     corrections = sum(c.role == "correction" for c in version.cases)
     gate = version.contract_gate
     return [
@@ -139,7 +150,7 @@ def version_cells(version: ArtifactVersion) -> list[Text]:
         Text(version.kind),
         status_text(version.status),
         mark(gate.passed) if gate else Text("–", style="dim"),
-        replay_text(version.replay_gate),
+        Text("not replayed", "yellow") if recorded else replay_text(version.replay_gate),
         Text(f"{corrections}+{len(version.cases) - corrections}"),
     ]
 
@@ -309,7 +320,10 @@ class RepositoryScreen(Screen[None]):
         self.data = data
         self.query_one("#repo-info", Static).update(summary(data))
         table = self.version_table
-        table.set_rows(map(version_cells, data.versions), [str(v.id) for v in data.versions])
+        table.set_rows(
+            [version_cells(v, v.id in data.recorded) for v in data.versions],
+            [str(v.id) for v in data.versions],
+        )
         table.border_title = f"versions · {len(data.versions)}"
         ids = [v.id for v in data.versions]
         if data.versions:
@@ -398,6 +412,15 @@ class RepositoryScreen(Screen[None]):
             )
         elif isinstance(result, str):
             self.notify(result, severity="error", markup=False)
+        elif result.status == "staged" and result.contract.passed:
+            version = result.version
+            self.notify(
+                f"{version.artifact} v{version.version} is not replayed: its evidence is "
+                "imported logs, which no simulator can replay; admit it explicitly with "
+                f"`workbench repo admit {version.id} --without-replay`",
+                severity="warning",
+                markup=False,
+            )
         else:
             version = result.version
             self.notify(

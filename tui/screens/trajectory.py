@@ -9,6 +9,7 @@ saved at once; ``u`` undoes the last span change.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from typing import ClassVar
 
@@ -69,7 +70,39 @@ def episode_header(episode: Episode, task: Task | None) -> Text:
     if task is not None and task.instruction:
         line.append("\n")
         line.append(" ".join(task.instruction.split()), "dim")
+    if task is not None:
+        line.append_text(reference_lines(task))
     return line
+
+
+def reference_lines(task: Task) -> Text:
+    """The task's expected actions and other reference material, when the log carried them."""
+    text = Text()
+    actions = task.metadata.get("reference_actions")
+    if isinstance(actions, list) and actions:
+        text.append("\nexpected: ", "bold")
+        text.append(" → ".join(str(a) for a in actions), "dim")
+    reference = task.metadata.get("reference")
+    if reference:
+        shown = reference if isinstance(reference, str) else json.dumps(reference)
+        text.append("\nreference: ", "bold")
+        text.append(" ".join(shown.split())[:300], "dim")
+    return text
+
+
+def result_of(steps: dict[int, Step], step: Step | None) -> Step | None:
+    """The loaded tool result answering ``step``'s tool call, if any."""
+    if step is None or step.kind != "tool_call" or not step.tool_call_id:
+        return None
+    later = sorted(i for i in steps if i > step.index)
+    return next(
+        (
+            steps[i]
+            for i in later
+            if steps[i].kind == "tool_result" and steps[i].tool_call_id == step.tool_call_id
+        ),
+        None,
+    )
 
 
 class TrajectoryScreen(Screen[str]):
@@ -222,7 +255,9 @@ class TrajectoryScreen(Screen[str]):
     def _show_detail(self, index: int) -> None:
         step = self._steps.get(index)
         n_steps = self.episode.n_steps if self.episode else 0
-        self.detail.show(index, step, spans_at(self.spans, index), n_steps)
+        self.detail.show(
+            index, step, spans_at(self.spans, index), n_steps, result_of(self._steps, step)
+        )
         self.detail.border_title = f"step {index} of {n_steps}"
         selection = self.step_list.selection
         self.step_list.border_subtitle = (

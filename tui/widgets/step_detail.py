@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import ClassVar
 
 from rich.console import Group, RenderableType
@@ -18,6 +19,24 @@ COLLAPSED_LINES = 12
 
 COLLAPSED_CHARS = 2400
 """Characters of a long text shown until the detail is expanded (for very long lines)."""
+
+
+CALL = re.compile(r"^(?P<name>[\w.\-]+)\((?P<arguments>[\[{].*)\)$", re.DOTALL)
+"""A tool call stored as ``name(<JSON arguments>)``."""
+
+
+def pretty_action(action: str) -> str:
+    """A tool call's JSON arguments indented (``name(`` then the JSON, then ``)``); any other
+    action unchanged."""
+    call = CALL.match(action.strip())
+    if call is None:
+        return action
+    try:
+        arguments = json.loads(call["arguments"])
+    except ValueError:
+        return action
+    body = json.dumps(arguments, indent=2, ensure_ascii=False)
+    return f"{call['name']}({body})"
 
 
 class StepDetail(VerticalScroll, can_focus=False):
@@ -61,15 +80,25 @@ class StepDetail(VerticalScroll, can_focus=False):
         self.spans: list[Span] = []
         self.n_steps = 0
         self._index = 0
+        self.result: Step | None = None
 
     def compose(self):
         yield Static(id="step-detail-body")
 
-    def show(self, index: int, step: Step | None, spans: list[Span], n_steps: int) -> None:
-        """Show step ``index`` (``step`` is ``None`` while it loads)."""
+    def show(
+        self,
+        index: int,
+        step: Step | None,
+        spans: list[Span],
+        n_steps: int,
+        result: Step | None = None,
+    ) -> None:
+        """Show step ``index`` (``step`` is ``None`` while it loads); ``result`` is the tool
+        result answering its call, shown under it."""
         if step is None or self.step is None or step.index != self.step.index:
             self.scroll_home(animate=False, immediate=True)
         self._index, self.step, self.spans, self.n_steps = index, step, spans, n_steps
+        self.result = result
         self._render_body()
 
     @property
@@ -112,8 +141,9 @@ class StepDetail(VerticalScroll, can_focus=False):
         for heading, value in (
             ("content", step.content),
             ("thought", step.thought),
-            ("action", step.action),
+            ("action", pretty_action(step.action)),
             ("observation", step.observation),
+            (self._result_heading(), self.result.observation if self.result else ""),
         ):
             if value:
                 shown, more = self._clip(value)
@@ -128,6 +158,9 @@ class StepDetail(VerticalScroll, can_focus=False):
         elif step.raw is not None:
             parts += [Text(""), Text("r shows the raw record", self._style("muted"))]
         return Group(*parts)
+
+    def _result_heading(self) -> str:
+        return f"result (step {self.result.index})" if self.result else "result"
 
     def _title(self, step: Step) -> Text:
         title = Text(f"step {step.index}", self._style("title"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from store import Citation, Episode, Step, Store
+from store import ArtifactVersion, Citation, Episode, Gate, GateCheck, Step, Store
 from workbench.compile.contracts import TriggerCase
 from workbench.envs.registry import lexicon_of
 from workbench.runner import RunConfig
@@ -80,3 +80,51 @@ def origin_of(store: Store, episode: Episode) -> Origin | None:
     if not isinstance(variation, int):
         return None
     return Origin(episode, RunConfig.model_validate(batch.params["config"]), variation)
+
+
+NOT_REPLAYED = "not replayed"
+"""The check a version admitted without replay carries in place of a replay gate."""
+
+
+def recorded_only(store: Store, version: ArtifactVersion) -> bool:
+    """Whether every run a version's evidence comes from is an imported log (no run
+    configuration to replay it from): its replay gate cannot run."""
+    cited = {
+        case.citation.episode_id
+        for key in ("positive", "negative")
+        for case in map(TriggerCase.model_validate, version.contract.get(key, []))
+        if case.citation is not None
+    }
+    cited |= {case.episode_id for case in version.cases}
+    episodes = [store.episode(episode_id) for episode_id in sorted(cited)]
+    known = [e for e in episodes if e is not None]
+    return bool(known) and all(imported(e) for e in known)
+
+
+def imported(episode: Episode) -> bool:
+    """Whether an episode was read from a log by an importer (its source names the format;
+    not recorded by the workbench's own runner): nothing can replay it."""
+    return episode.source.format not in ("", "run")
+
+
+def not_replayed(version: ArtifactVersion) -> bool:
+    """Whether the version was admitted without a replay gate (explicitly)."""
+    gate = version.replay_gate
+    return gate is not None and any(check.name == NOT_REPLAYED for check in gate.checks)
+
+
+def without_replay_gate(decision_points: int) -> Gate:
+    """What stands in for the replay gate of a version admitted explicitly without one."""
+    return Gate(
+        passed=True,
+        checks=[
+            GateCheck(
+                name=NOT_REPLAYED,
+                passed=True,
+                detail=f"admitted explicitly without replay: its contract gate ran on "
+                f"{decision_points} recorded decision point(s) of imported runs; whether it "
+                "helps or harms a live agent was never measured",
+            )
+        ],
+        stats={"not_replayed": True},
+    )

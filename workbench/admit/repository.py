@@ -20,7 +20,12 @@ from pydantic import ValidationError
 
 from store import ArtifactVersion, CompileAttempt, Gate, InterventionSpec, Regime, Store
 from workbench.admit.cases import CaseLimits, replay_cases
-from workbench.admit.evidence import trigger_cases
+from workbench.admit.evidence import (
+    not_replayed,
+    recorded_only,
+    trigger_cases,
+    without_replay_gate,
+)
 from workbench.admit.gates import contract_gate, replay_gate
 from workbench.agents.guidance import Guidance
 from workbench.compile.contracts import (
@@ -162,12 +167,18 @@ def admit(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     regime: Regime = "gated",
+    without_replay: bool = False,
 ) -> Admission:
     """Run both gates on a staged version and record the verdicts (active or rejected); the
     replay gate plays its episodes on ``executor``.
 
     ``regime`` exists for ablations (``workbench evolve``): ``no-replay-gate`` admits on the
     contract gate alone, ``no-preservation`` replays the correction set only.
+
+    A version whose evidence is only recordings (imported logs, see
+    :func:`~workbench.admit.evidence.recorded_only`) cannot be replayed: it stays staged after
+    its contract gate unless ``without_replay`` is given, which admits it on the contract gate
+    and marks it "not replayed" (see :func:`~workbench.admit.evidence.not_replayed`).
     """
     version = store.version(version_id)
     if version is None:
@@ -184,6 +195,8 @@ def admit(
     if regime == "no-replay-gate":
         store.record_gate(version_id, "contract", gate, "active")
         return Admission(store.version(version_id) or version, gate)
+    if without_replay or recorded_only(store, version):
+        return _admit_recorded(store, version, gate, without_replay)
     if version.contract_gate is None:
         store.record_gate(version_id, "contract", gate)
     replay = replay_gate(
@@ -196,6 +209,24 @@ def admit(
     )
     store.record_gate(version_id, "replay", replay, "active" if replay.passed else "rejected")
     return Admission(store.version(version_id) or version, gate, replay)
+
+
+def _admit_recorded(
+    store: Store, version: ArtifactVersion, gate: Gate, explicit: bool
+) -> Admission:
+    """The contract gate's verdict for a version no replay can judge: active and marked "not
+    replayed" when asked explicitly, else left staged."""
+    assert version.id is not None
+    if not explicit:
+        if version.contract_gate is None:
+            store.record_gate(version.id, "contract", gate)
+        return Admission(store.version(version.id) or version, gate)
+    points = len(version.contract.get("positive", [])) + len(version.contract.get("negative", []))
+    replay = without_replay_gate(points)
+    with store.transaction():
+        store.record_gate(version.id, "contract", gate)
+        store.record_gate(version.id, "replay", replay, "active")
+    return Admission(store.version(version.id) or version, gate, replay)
 
 
 def admission_order(staged: list[ArtifactVersion]) -> list[ArtifactVersion]:
@@ -229,6 +260,12 @@ def _front_matter(name: str, description: str) -> str:
     return f'---\nname: {name}\ndescription: "{description}"\n---\n'
 
 
+NOT_REPLAYED_NOTE = (
+    "*Not replayed: admitted explicitly on its contract gate over recorded (imported) "
+    "trajectories; its effect on a live agent was never measured.*"
+)
+
+
 def export(store: Store, folder: Path) -> list[Path]:
     """Write the active repository the way agent runtimes take it: ``RULES.md`` (prompt
     text), ``skills/<name>/SKILL.md`` and ``agents/<name>.md`` with the subagent's input and
@@ -236,6 +273,8 @@ def export(store: Store, folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     contracts = [CONTRACT.validate_python(v.contract) for v in store.versions(status="active")]
+    active = store.versions(status="active")
+    unreplayed = {v.artifact for v in active if not_replayed(v)}
     rules = [c for c in contracts if isinstance(c, RuleContract)]
     lines = ["# Rules", "", "Follow these rules; each applies at one decision.", ""]
     for rule in rules:
@@ -244,6 +283,7 @@ def export(store: Store, folder: Path) -> list[Path]:
             "",
             rule.description,
             "",
+            *([NOT_REPLAYED_NOTE, ""] if rule.name in unreplayed else []),
             f"- When: {rule.activation}",
             f"- Guard: {rule.guard}",
             f"- Then: {rule.response}",

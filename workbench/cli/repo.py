@@ -158,7 +158,26 @@ def compile_command(
         for item in report.compiled
     ]
     print_records(console, COMPILED_COLUMNS, rows, title=f"analysis run {report.run_id}")
+    for cluster, why in report.skipped:
+        console.print(
+            f"[yellow]cluster {cluster.id} not compiled[/] (deferred by the analysis): {escape(why)}"
+        )
     console.print(f"{len(report.staged)} new version(s) staged; admit them with `workbench replay`")
+    _recorded_hint(store, report.staged)
+
+
+def _recorded_hint(store: Store, staged: list[ArtifactVersion]) -> None:
+    """Say which staged versions only imported logs back (no replay can judge them)."""
+    from workbench.admit.evidence import recorded_only
+
+    recorded = [v for v in staged if recorded_only(store, v)]
+    if recorded:
+        ids = " ".join(str(v.id) for v in recorded)
+        console.print(
+            f"[yellow]{len(recorded)} of them come from imported logs and are not replayed[/]: "
+            "their contract gate runs on the recorded trajectories only; admit one explicitly "
+            f"with `workbench repo admit ID --without-replay` (ids: {ids})"
+        )
 
 
 COMPILED_COLUMNS = [
@@ -198,11 +217,17 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
 @db_option
 def replay_command(store: Store, artifact: str | None, workers: int) -> None:
     """Admit staged versions: contract gate, then paired replay on the real environment."""
+    _admit_all(store, _targets(store, artifact), workers, without_replay=False)
+
+
+def _admit_all(
+    store: Store, targets: list[ArtifactVersion], workers: int, without_replay: bool
+) -> None:
+    """Run the gates on each target and print every check and the verdict."""
     from workbench.admit.repository import admit
     from workbench.executors import LocalPool
     from workbench.progress import Cancelled
 
-    targets = _targets(store, artifact)
     if not targets:
         raise click.ClickException("nothing is staged; stage candidates with `workbench compile`")
     with LocalPool(workers) as executor:  # one pool for every version's replays
@@ -212,7 +237,11 @@ def replay_command(store: Store, artifact: str | None, workers: int) -> None:
             )
             try:
                 result = admit(
-                    store, version.id or 0, executor=executor, progress=RichProgress("episodes")
+                    store,
+                    version.id or 0,
+                    executor=executor,
+                    progress=RichProgress("episodes"),
+                    without_replay=without_replay,
                 )
             except Cancelled:
                 raise click.ClickException(
@@ -220,21 +249,57 @@ def replay_command(store: Store, artifact: str | None, workers: int) -> None:
                 ) from None
             except ValueError as error:
                 raise click.ClickException(str(error)) from error
-            for check in result.contract.checks:
-                mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
-                console.print(f"  contract {mark} {escape(check.name)}: {escape(check.detail)}")
-            if result.replay is not None:
-                for check in result.replay.checks:
-                    mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
-                    console.print(f"  replay   {mark} {escape(check.name)}: {escape(check.detail)}")
-                if "mcnemar_p" in result.replay.stats:
-                    console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
-            console.print(f"  → {_status(result.status)}")
+            _print_admission(result)
+
+
+def _print_admission(result) -> None:
+    from workbench.admit.evidence import NOT_REPLAYED, not_replayed
+
+    for check in result.contract.checks:
+        mark = "[green]✓[/]" if check.passed else "[red]✗[/]"
+        console.print(f"  contract {mark} {escape(check.name)}: {escape(check.detail)}")
+    if result.replay is not None:
+        for check in result.replay.checks:
+            mark = (
+                "[yellow]![/]"
+                if check.name == NOT_REPLAYED
+                else "[green]✓[/]"
+                if check.passed
+                else "[red]✗[/]"
+            )
+            console.print(f"  replay   {mark} {escape(check.name)}: {escape(check.detail)}")
+        if "mcnemar_p" in result.replay.stats:
+            console.print(f"  exact McNemar p = {result.replay.stats['mcnemar_p']:.3g}")
+    version = result.version
+    if version.status == "staged" and result.contract.passed:
+        console.print(
+            f"  → {_status('staged')} [yellow]not replayed[/]: its evidence is imported logs, "
+            "which no simulator can replay; if its contract checks convince you, admit it "
+            f"with `workbench repo admit {version.id} --without-replay`"
+        )
+        return
+    marked = " [yellow](not replayed)[/]" if not_replayed(version) else ""
+    console.print(f"  → {_status(result.status)}{marked}")
 
 
 @click.group("repo")
 def repo_group() -> None:
     """The artifact repository: versions, gate results, ledgers, export."""
+
+
+@repo_group.command("admit")
+@click.argument("artifact", required=False)
+@click.option(
+    "--without-replay",
+    is_flag=True,
+    help="Admit on the contract gate alone (versions from imported logs, which cannot be "
+    "replayed); the version is marked 'not replayed' everywhere.",
+)
+@workers_option
+@db_option
+def repo_admit(store: Store, artifact: str | None, without_replay: bool, workers: int) -> None:
+    """Admit staged versions (a version id or an artifact name; default: every staged one)."""
+    _admit_all(store, _targets(store, artifact), workers, without_replay=without_replay)
 
 
 @repo_group.command("ls")
@@ -252,7 +317,7 @@ def repo_ls(store: Store, status: str | None) -> None:
             v.kind,
             _status_cell(v.status),
             Text.from_markup(_gate(v.contract_gate)),
-            Text.from_markup(_gate(v.replay_gate, replay=True)),
+            Text.from_markup(_replay_cell(store, v)),
             f"{sum(c.role == 'correction' for c in v.cases)}+{sum(c.role == 'preservation' for c in v.cases)}",
         ]
         for v in store.versions(status=status)  # type: ignore[arg-type]
@@ -260,6 +325,17 @@ def repo_ls(store: Store, status: str | None) -> None:
     columns = [Column("id", justify="right"), Column("artifact"), Column("v", justify="right")]
     columns += [Column(name) for name in ("kind", "status", "contract", "replay", "cases")]
     print_records(console, columns, rows)
+
+
+def _replay_cell(store: Store, version: ArtifactVersion) -> str:
+    """The replay column: the verdict, or "not replayed" for versions no replay judged."""
+    from workbench.admit.evidence import not_replayed, recorded_only
+
+    if not_replayed(version):
+        return "[yellow]not replayed[/]"
+    if version.status == "staged" and recorded_only(store, version):
+        return "[yellow]not replayed[/] (imported)"
+    return _gate(version.replay_gate, replay=True)
 
 
 def _gate(gate, replay: bool = False) -> str:
@@ -277,6 +353,8 @@ def _gate(gate, replay: bool = False) -> str:
 @db_option
 def repo_show(store: Store, version_id: int) -> None:
     """Show a version: contract, gate checks, replay ledger, and the spec it came from."""
+    from workbench.admit.evidence import not_replayed
+
     version = store.version(version_id)
     if version is None:
         raise click.ClickException(f"no artifact version {version_id} (see `workbench repo ls`)")
@@ -285,6 +363,7 @@ def repo_show(store: Store, version_id: int) -> None:
         f"(origin {version.origin}"
         + (f", revises {version.parent}" if version.parent else "")
         + ")"
+        + (" [yellow]not replayed[/]" if not_replayed(version) else "")
     )
     contract = version.contract
     for key, value in contract.items():

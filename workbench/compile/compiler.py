@@ -45,6 +45,8 @@ class CompileReport:
 
     run_id: int
     compiled: list[Compiled] = field(default_factory=list)
+    skipped: list[tuple[Cluster, str]] = field(default_factory=list)
+    """The run's clusters the analysis deferred (not compiled), each with why and what to do."""
 
     @property
     def staged(self) -> list[ArtifactVersion]:
@@ -121,6 +123,10 @@ def compile_run(
     if cluster_id is not None:  # only the spec(s) that cover the chosen cluster
         proposals = [p for p in proposals if _covers(p.members, by_id, cluster_id)]
     report = CompileReport(run_id=run_id)
+    if cluster_id is None:
+        report.skipped = [
+            (c, why_deferred(store, c)) for c in store.clusters(run_id) if c.status != "supported"
+        ]
     existing = {_key(s): s for s in store.specs(run_id)}
     progress.start(len(proposals) + len(empty), "compiling")
     try:
@@ -144,6 +150,23 @@ def compile_run(
     finally:
         progress.finish()
     return report
+
+
+IMPORTED_HINT = (
+    "these runs are imported logs: import a successful run of the same task or a log that "
+    "carries the task's expected actions, or mark the causal span yourself "
+    "(`workbench spans import`), then run `workbench analyze` again"
+)
+
+
+def why_deferred(store: Store, cluster: Cluster) -> str:
+    """The analysis's reason for deferring ``cluster`` and, for imported logs, what to do."""
+    from workbench.compile.specs import is_recorded
+
+    reason = cluster.reason or "the analysis gave no reason"
+    episodes = [store.analysis(i) for i in cluster.members]
+    recorded = [is_recorded(store, a.episode_id) for a in episodes if a is not None]
+    return f"{reason}; {IMPORTED_HINT}" if recorded and all(recorded) else reason
 
 
 def _covers(analysis_ids: list[int], members: dict[int, MemberCase], cluster_id: int) -> bool:
@@ -170,7 +193,10 @@ def _compile_one(
         spec = spec.model_copy(
             update={
                 "status": "deferred",
-                "reason": "no schema closes it (open: " + ", ".join(still_open) + ")",
+                "reason": "no schema closes it (open: "
+                + ", ".join(still_open)
+                + ")"
+                + _witness_hint(attempts[-1]),
             }
         )
     with store.transaction():
@@ -180,6 +206,18 @@ def _compile_one(
             version = store.stage_version(stage(store, stored, attempts[-1]))
     existing[key] = stored
     return Compiled(stored, attempts, version)
+
+
+def _witness_hint(attempt: CompileAttempt) -> str:
+    """Why the last schema tried stays open, in the witness's words, and what to try."""
+    witnesses = [c.witness for c in attempt.checks if not c.closed and c.witness]
+    if not witnesses:
+        return ""
+    return (
+        f": {witnesses[0]} — if the cluster mixes failures that need different corrections, "
+        "compile its clusters one at a time (`workbench compile --cluster ID`) or mark the "
+        "causal span by hand"
+    )
 
 
 def _key(spec: InterventionSpec) -> str:

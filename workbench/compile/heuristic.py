@@ -49,6 +49,7 @@ from store import (
 from workbench.agents.guidance import DIRECTIONS
 from workbench.analyze.causes import error_signature, is_critical
 from workbench.compare import entity_phrases, normalize_action, verb_of
+from workbench.compile import recorded
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
 from workbench.envs.lexicon import ActionRole, Lexicon, Scene
@@ -776,6 +777,8 @@ def read_member(member: MemberCase) -> Draft | list[str]:
     """The first mechanism the member shows, or why none fits."""
     x = _Member(member)
     if x.failed is None:
+        if member.recorded:
+            return [recorded.NO_ACTION]
         return ["the run stopped without a failed action at its causal step"]
     reasons = []
     for mechanism in MECHANISMS:
@@ -783,7 +786,19 @@ def read_member(member: MemberCase) -> Draft | list[str]:
         if isinstance(found, Draft):
             return found
         reasons.append(found)
+    if member.recorded:
+        return _recorded_reading(member)
     return reasons
+
+
+def _recorded_reading(member: MemberCase) -> Draft | list[str]:
+    """For a run only its log is left of: the recorded divergence from its success, or why
+    there is none (the world mechanisms' reasons mean little to a log's reader)."""
+    found = recorded.read(member)
+    if isinstance(found, str):
+        return [found]
+    key, activation, scope, execution = found
+    return Draft(key, member, recorded.MECHANISM, activation, scope, execution)
 
 
 def extract_specs(members: Sequence[MemberCase]) -> list[SpecProposal]:
@@ -810,13 +825,15 @@ def extract_specs(members: Sequence[MemberCase]) -> list[SpecProposal]:
     proposals = [_merge(drafts) for drafts in groups.values()]
     for cluster_id, items in sorted(unread.items()):
         reasons = {r for _, found in items for r in found}
+        why = "; ".join(sorted(reasons))
+        if not all(m.recorded for m, _ in items):
+            why = f"no mechanism with an observable trigger fits ({why})"
         proposals.append(
             SpecProposal(
                 members=[m.analysis_id for m, _ in items],
                 mechanism="unrecognised",
                 supported=False,
-                reason=f"cluster {cluster_id}: no mechanism with an observable trigger fits "
-                f"({'; '.join(sorted(reasons))})",
+                reason=f"cluster {cluster_id}: {why}",
             )
         )
     return proposals
@@ -1015,6 +1032,10 @@ def name_for(spec: InterventionSpec) -> str:
         if spec.scope.objective.value == "veto":
             return slug(f"{trigger_verb or 'move'} only through shown exits")
         return slug(f"find the target before {trigger_verb or 'acting'}")
+    if spec.mechanism == recorded.MECHANISM:
+        seen = spec.activation.observations[0].text if spec.activation.observations else ""
+        first = seen.split("'")[1] if seen.count("'") >= 2 else "check"
+        return slug(f"{first} before {trigger_verb or 'acting'}")
     if spec.mechanism == "unnamed-commitment":
         return slug(f"{trigger_verb} only on named {'-'.join(spec.families)}")
     action_verb = split_action(first)[0] or "act"

@@ -49,6 +49,9 @@ class MemberCase(BaseModel):
     """The contrast's step that shows the change (the analyzer's contrast citation)."""
     regime: str = ""
     """The opening every instruction of the member's task family shares (empty if short)."""
+    recorded: bool = False
+    """The run cannot be replayed (an imported log: no run configuration to play it again);
+    only rules checked on the recorded trajectories can come of it."""
 
 
 class SpecProposal(BaseModel):

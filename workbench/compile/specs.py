@@ -54,7 +54,9 @@ def gather(store: Store, clusters: Iterable[Cluster]) -> tuple[list[MemberCase],
             found += 1
         if not found:
             empty[cluster.id] = (
-                "no member is in the learning partition (held-out episodes never produce artifacts)"
+                "no member is in the learning partition (held-out episodes never produce "
+                "artifacts): analyse failures of the train or dev split (imported logs count as "
+                "learning evidence unless marked test)"
             )
     return members, empty
 
@@ -91,7 +93,21 @@ def _member(
         correction=analysis.correction,
         contrast_step=analysis.contrast_citations[0] if analysis.contrast_citations else None,
         regime=regimes.get(episode.family, ""),
+        recorded=_recorded(store, episode),
     )
+
+
+def is_recorded(store: Store, episode_id: str) -> bool:
+    """Whether the stored episode ``episode_id`` is only a recording (see :func:`_recorded`)."""
+    episode = store.episode(episode_id)
+    return episode is not None and _recorded(store, episode)
+
+
+def _recorded(store: Store, episode: Episode) -> bool:
+    """Whether only its recording is there: no run configuration to replay it from."""
+    from workbench.admit.evidence import origin_of
+
+    return origin_of(store, episode) is None
 
 
 def first_observation(store: Store, episode_id: str) -> str:

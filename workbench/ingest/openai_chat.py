@@ -56,7 +56,13 @@ from workbench.ingest.record_files import (
     read_records,
     unnamed_task_key,
 )
-from workbench.ingest.steps import ToolCall, first_user_message, tool_call_steps, tool_result_step
+from workbench.ingest.steps import (
+    ToolCall,
+    first_user_message,
+    render_call,
+    tool_call_steps,
+    tool_result_step,
+)
 from workbench.ingest.values import float_or_none, int_or_none, pick, scalar, total
 
 name = "openai-chat"
@@ -187,11 +193,13 @@ def _episode(ctx: ReadContext, record: Record, results: Results | None) -> Parse
     outcome = find_outcome(result, DETAIL_KEYS) if result is not None else None
     outcome = outcome or find_outcome(fields, DETAIL_KEYS) or Outcome()
     family = pick(fields, ("family", "task_type", "category"), DETAIL_KEYS) or ""
+    goal, reference = task_goal(fields)
     task = Task(
         id=namespaced(environment, task_key),
         environment=environment,
         family=family,
-        instruction=instruction,
+        instruction=goal or instruction,
+        metadata={"reference_actions": reference} if reference else {},
     )
     episode = Episode(
         id=episode_id,
@@ -205,6 +213,29 @@ def _episode(ctx: ReadContext, record: Record, results: Results | None) -> Parse
         metadata=_metadata(fields, list_key, trial, result),
     )
     return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+
+def task_goal(fields: dict[str, Any]) -> tuple[str, list[str]]:
+    """The task's goal and expected actions when the record carries them (tau-bench:
+    ``info.task.instruction`` and ``info.task.actions``, each ``{"name", "kwargs"}``), the
+    actions rendered as the stored tool-call steps are; ``("", [])`` otherwise."""
+    for holder in (fields, *(fields.get(k) for k in DETAIL_KEYS)):
+        task = holder.get("task") if isinstance(holder, dict) else None
+        if isinstance(task, dict) and ("instruction" in task or "actions" in task):
+            goal = task.get("instruction")
+            actions = task.get("actions")
+            return (goal if isinstance(goal, str) else "", _reference(actions))
+    return "", []
+
+
+def _reference(actions: Any) -> list[str]:
+    if not isinstance(actions, list):
+        return []
+    return [
+        render_call(str(a["name"]), a.get("kwargs", a.get("arguments")))
+        for a in actions
+        if isinstance(a, dict) and isinstance(a.get("name"), str)
+    ]
 
 
 def _task_key(fields: dict[str, Any]) -> str | None:

@@ -28,6 +28,7 @@ task family is the repository name (``astropy``).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,7 +47,8 @@ INSTANCE_ID = re.compile(r"^(?P<owner>[^\s/]+?)__(?P<repo>[^\s/]+)-(?P<number>\d
 
 
 def load_report(ctx: ReadContext) -> dict[str, bool]:
-    """Whether each instance in the import's results file was resolved; ``{}`` without one.
+    """Whether each instance in the import's results file was resolved; ``{}`` without one,
+    or when the file is the SWE-bench task instances themselves (see :func:`load_references`).
 
     Raises:
         IngestError: naming the report file and the field at fault when it is not a
@@ -54,7 +56,51 @@ def load_report(ctx: ReadContext) -> dict[str, bool]:
     """
     if ctx.results is None:
         return {}
-    return parse_report(load_json(ctx, ctx.results), ctx.results)
+    data = _results_data(ctx, ctx.results)
+    if is_dataset(data):
+        return {}
+    return parse_report(data, ctx.results)
+
+
+REFERENCE_KEYS = ("patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
+"""Fields of a SWE-bench task instance that make its reference solution (``patch`` is the
+gold patch; the tests it must turn from failing to passing and keep passing)."""
+
+
+def is_dataset(data: Any) -> bool:
+    """Whether ``data`` is a list of SWE-bench task instances (``instance_id`` and the gold
+    ``patch``, as in the dataset's JSON or JSON lines)."""
+    return (
+        isinstance(data, list)
+        and bool(data)
+        and all(isinstance(row, dict) and "instance_id" in row and "patch" in row for row in data)
+    )
+
+
+def load_references(ctx: ReadContext) -> dict[str, dict[str, Any]]:
+    """The reference solution of each instance when the results file is the SWE-bench task
+    instances (``{}`` otherwise): its gold patch, test patch and test lists."""
+    if ctx.results is None:
+        return {}
+    data = _results_data(ctx, ctx.results)
+    if not is_dataset(data):
+        return {}
+    return {
+        str(row["instance_id"]): {k: row[k] for k in REFERENCE_KEYS if row.get(k)} for row in data
+    }
+
+
+def _results_data(ctx: ReadContext, path: Path) -> Any:
+    """The results file parsed: one JSON document, or JSON lines as a list."""
+    try:
+        return load_json(ctx, path)
+    except IngestError as error:
+        with ctx.open(path) as handle:
+            lines = [line for line in handle.read().splitlines() if line.strip()]
+        try:
+            return [json.loads(line) for line in lines]
+        except json.JSONDecodeError:
+            raise error from None  # neither: the whole-document error names the line
 
 
 def parse_report(data: Any, path: Path) -> dict[str, bool]:
@@ -203,9 +249,14 @@ def read_run(
         raise ctx.error("", "", expected)
     resolved = load_report(ctx)
     try:
-        yield episode(ctx, data, resolved)
+        parsed = episode(ctx, data, resolved)
     except IngestError as error:
         yield error
+        return
+    reference = load_references(ctx).get(str(parsed.task.metadata.get("instance_id")))
+    if reference:
+        parsed.task.metadata["reference"] = reference
+    yield parsed
 
 
 def run_episode(

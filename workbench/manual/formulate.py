@@ -109,7 +109,9 @@ def check_groups(rules: Sequence[ManualRule], groups: Sequence[RuleGroup]) -> li
 
 
 def formulate(store: Store, formulator: Formulator) -> Manual:
-    """Formulate the current rules and active artifacts into the next manual version.
+    """Formulate the current rules and active artifacts into the next manual version. Rules
+    the analyses and human spans of imported logs give are written first
+    (:func:`~workbench.manual.recorded.learn_from_records`).
 
     When the Markdown comes out identical to the latest version's, that version is returned
     and nothing is stored.
@@ -120,10 +122,17 @@ def formulate(store: Store, formulator: Formulator) -> Manual:
         workbench.llm.client.ModelError: the model's call failed, or its grouping still failed
             the check after one correction.
     """
+    from workbench.manual.recorded import learn_from_records
+
+    learn_from_records(store)
     rules = store.manual_rules()
     versions = store.versions(status="active")
     if not rules and not versions:
-        raise ManualError("nothing to formulate: there are no rules and no active artifacts")
+        raise ManualError(
+            "nothing to formulate: there are no rules and no active artifacts — build rules "
+            "with `workbench manual build` (needs a simulator), or import logs and run "
+            "`workbench analyze` (or import span labels with `workbench spans import`)"
+        )
     groups = formulator.group_rules(rules) if rules else []
     problems = check_groups(rules, groups)
     if problems:
@@ -534,6 +543,11 @@ def _origin(store: Store, version: ArtifactVersion) -> str:
 def _gate(gate: Gate | None) -> str:
     if gate is None:
         return "not run"
+    if gate.stats.get("not_replayed"):
+        return (
+            "not replayed — admitted explicitly on its contract gate over recorded (imported) "
+            "trajectories; its effect on a live agent was never measured"
+        )
     verdict = "passed" if gate.passed else "failed"
     stats = gate.stats
     counts = [f"{stats[k]} {k}" for k in ("fixed", "broken", "regressed") if k in stats]
