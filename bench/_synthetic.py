@@ -110,3 +110,79 @@ def write(path: Path, n_episodes: int, n_steps: int, observation_chars: int = 12
     with open(path, "w") as handle:
         handle.writelines(lines(n_episodes, n_steps, observation_chars))
     return path
+
+
+# -- every format, grown from the samples the tests use ----------------------------------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "tests" / "data"
+"""Real-shaped sample files, one folder per format (written from each format's documentation)."""
+
+LINE_SAMPLES = {
+    "openai-chat": "openai-chat/tools.jsonl",
+    "openhands": "openhands/output.jsonl",
+    "atif": "atif/runs.jsonl",
+}
+"""Formats with one episode per line: the sample's lines are repeated (ids come from the line)."""
+
+FILE_SAMPLES = {
+    "swe-agent": "swe-agent/sympy__sympy-20590.traj",
+    "mini-swe-agent": "mini-swe-agent/sympy__sympy-20590/sympy__sympy-20590.traj.json",
+}
+"""Formats with one episode per file: the sample is copied into a folder, each copy made
+distinct by trailing whitespace (so its content hash, and so its episode id, differs)."""
+
+
+def _repeat_lines(sample: Path, out: Path, episodes: int) -> Path:
+    lines = [line for line in sample.read_text().splitlines() if line.strip()]
+    with open(out, "w") as handle:
+        for k in range(episodes):
+            handle.write(lines[k % len(lines)] + "\n")
+    return out
+
+
+def _copies(sample: Path, folder: Path, episodes: int) -> Path:
+    folder.mkdir()
+    text = sample.read_text()
+    for k in range(episodes):
+        padding = " " * (k % 64) + "\n" * (k // 64 + 1)
+        (folder / f"run-{k:06d}{''.join(sample.suffixes)}").write_text(text + padding)
+    return folder
+
+
+def _inspect_log(sample: Path, out: Path, episodes: int) -> Path:
+    log = json.loads(sample.read_text())
+    samples = log["samples"]
+    log["samples"] = [
+        {**samples[k % len(samples)], "id": f"{samples[k % len(samples)]['id']}-{k}"}
+        for k in range(episodes)
+    ]
+    out.write_text(json.dumps(log))
+    return out
+
+
+def _react_log(sample: Path, out: Path, episodes: int) -> Path:
+    text = sample.read_text()
+    out.write_text("\n".join(text for _ in range(episodes)))
+    return out
+
+
+def format_file(fmt: str, folder: Path, episodes: int, steps: int = 50) -> Path:
+    """A file (or folder) of about ``episodes`` episodes in format ``fmt``, for ``import``.
+
+    The workbench's own format is generated (``steps`` steps per episode); every other format
+    repeats its sample from ``tests/data``, so its episodes have the sample's shape and length.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / fmt
+    if fmt == "workbench":
+        return write(target.with_suffix(".jsonl"), episodes, steps)
+    if fmt in LINE_SAMPLES:
+        return _repeat_lines(SAMPLES / LINE_SAMPLES[fmt], target.with_suffix(".jsonl"), episodes)
+    if fmt in FILE_SAMPLES:
+        return _copies(SAMPLES / FILE_SAMPLES[fmt], target, episodes)
+    if fmt == "inspect":
+        return _inspect_log(SAMPLES / "inspect/log.json", target.with_suffix(".json"), episodes)
+    if fmt == "react-text":
+        sample = SAMPLES / "react-text/scienceworld_run.log"
+        return _react_log(sample, target.with_suffix(".log"), episodes)
+    raise KeyError(f"no synthetic {fmt!r} file")

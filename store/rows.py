@@ -9,12 +9,14 @@ a row that no longer fits its model fails loudly instead of loading half-right.
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from store.records import Record
 
@@ -59,16 +61,82 @@ def column_names(model: type[BaseModel]) -> list[str]:
     return [column for column, *_ in columns(model)]
 
 
+Convert = Callable[[Any], Any] | None
+"""How a field's Python value becomes its column value; ``None``: it is stored as it is."""
+
+_STORED_AS_IS = (str, int, bool, type(None))
+
+
+def _as_is(annotation: Any) -> bool:
+    """Whether values of ``annotation`` are the same in Python and in a JSON-mode dump."""
+    if annotation in _STORED_AS_IS:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return all(isinstance(arg, _STORED_AS_IS) for arg in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return all(_as_is(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def _converter(annotation: Any, is_json: bool) -> Convert:
+    """The conversion of one field: exactly what ``model_dump(mode="json")`` (then
+    ``json.dumps`` for JSON columns) gives, with fast paths for the common values."""
+    if _as_is(annotation):
+        return None
+    dump = TypeAdapter(annotation).dump_python
+
+    def slow(value: Any) -> Any:
+        value = dump(value, mode="json")
+        return json.dumps(value, ensure_ascii=False) if is_json and value is not None else value
+
+    if is_json:
+
+        def to_json(value: Any) -> Any:
+            if value is None:
+                return None
+            try:  # plain JSON values (what parsed logs hold) dump alike either way
+                return json.dumps(value, ensure_ascii=False, allow_nan=False)
+            except (TypeError, ValueError):
+                return slow(value)
+
+        return to_json
+    if annotation in (float, float | None):
+        return lambda value: value if value is None or math.isfinite(value) else slow(value)
+    return slow
+
+
+@cache
+def _plan(model: type[BaseModel]) -> tuple[tuple[str, str | None, Convert], ...]:
+    """Per column of ``model``: field name, nested field name, and conversion."""
+    plan = []
+    for _column, name, sub, is_json in columns(model):
+        field = model.model_fields[name]
+        annotation = (
+            field.annotation if sub is None else field.annotation.model_fields[sub].annotation
+        )
+        plan.append((name, sub, _converter(annotation, is_json)))
+    return tuple(plan)
+
+
+def row_values(record: BaseModel) -> list[Any]:
+    """The column values of a record, in :func:`column_names` order (for ``executemany``).
+
+    Reads the record's attributes directly rather than dumping it whole: a record is already
+    validated, and the dump costs more than the insert.
+    """
+    values = []
+    for name, sub, convert in _plan(type(record)):
+        value = getattr(record, name)
+        if sub is not None:
+            value = getattr(value, sub)
+        values.append(value if convert is None else convert(value))
+    return values
+
+
 def to_row(record: BaseModel) -> dict[str, Any]:
     """Flatten a record into a row of SQLite-ready values."""
-    data = record.model_dump(mode="json")
-    row: dict[str, Any] = {}
-    for column, name, sub, is_json in columns(type(record)):
-        value = data[name] if sub is None else data[name][sub]
-        if is_json:
-            value = None if value is None else json.dumps(value, ensure_ascii=False)
-        row[column] = value
-    return row
+    return dict(zip(column_names(type(record)), row_values(record), strict=True))
 
 
 def from_row(model: type[M], row: typing.Mapping[str, Any] | Any) -> M:
