@@ -163,6 +163,13 @@ def _insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str
 
 
 _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
+_INSERT_EPISODE = _insert_sql("episodes", _EPISODE_COLUMNS)
+_N_STEPS, _FAMILY, _SPLIT = (_EPISODE_COLUMNS.index(c) for c in ("n_steps", "family", "split"))
+_EPISODE_AND_TASK = (
+    "SELECT EXISTS (SELECT 1 FROM episodes WHERE id = ?1), "
+    "(SELECT family FROM tasks WHERE id = ?2), (SELECT split FROM tasks WHERE id = ?2)"
+)
+"""Whether an episode id is taken, and its task's family and split (``NULL`` if no task)."""
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
 _FILL_FTS = (
     f"INSERT INTO steps_fts(rowid, {FTS_COLUMNS}) SELECT id, {FTS_COLUMNS} FROM steps WHERE id >= ?"
@@ -289,7 +296,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     # -- batches, tasks, sources ----------------------------------------------------------
 
     def _insert_or_ignore(self, table: str, row: dict[str, Any]) -> None:
-        with self.transaction():
+        with self._lock:  # one statement: atomic on its own, no savepoint needed
             self.conn.execute(_insert_sql(table, list(row), "INSERT OR IGNORE"), list(row.values()))
 
     def put_batch(self, batch: Batch) -> None:
@@ -349,14 +356,14 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
         the steps are indexed for search in bulk when it commits (see :meth:`_defer_indexing`).
         """
         with self.transaction():
-            if self._rows("SELECT 1 FROM episodes WHERE id = ?", (episode.id,)):
+            found = self._rows(_EPISODE_AND_TASK, (episode.id, episode.task_id))[0]
+            if found[0]:
                 return False
-            task = self._rows("SELECT family, split FROM tasks WHERE id = ?", (episode.task_id,))
-            if not task:
+            if found[1] is None:
                 raise KeyError(f"episode {episode.id!r} names unknown task {episode.task_id!r}")
-            row = to_row(episode)
-            row.update(n_steps=len(steps), family=task[0]["family"], split=task[0]["split"])
-            self.conn.execute(_insert_sql("episodes", _EPISODE_COLUMNS), list(row.values()))
+            row = row_values(episode)
+            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = len(steps), found[1], found[2]
+            self.conn.execute(_INSERT_EPISODE, row)
             if self._depth > 1 and steps:
                 self._defer_indexing()
             self.conn.executemany(_INSERT_STEP, map(row_values, steps))

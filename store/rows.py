@@ -13,7 +13,9 @@ import math
 import types
 import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -106,17 +108,31 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
     return slow
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """How to read a model's column values: one getter for all, then the conversions."""
+
+    get: Callable[[Any], tuple[Any, ...]]
+    """All column values as stored on the record (nested ones by dotted path)."""
+    converts: tuple[tuple[int, Callable[[Any], Any]], ...]
+    """Columns whose value must be converted, by position."""
+
+
 @cache
-def _plan(model: type[BaseModel]) -> tuple[tuple[str, str | None, Convert], ...]:
-    """Per column of ``model``: field name, nested field name, and conversion."""
-    plan = []
-    for _column, name, sub, is_json in columns(model):
+def _plan(model: type[BaseModel]) -> _Plan:
+    paths, converts = [], []
+    for position, (_column, name, sub, is_json) in enumerate(columns(model)):
         field = model.model_fields[name]
-        annotation = (
-            field.annotation if sub is None else field.annotation.model_fields[sub].annotation
-        )
-        plan.append((name, sub, _converter(annotation, is_json)))
-    return tuple(plan)
+        if sub is not None:
+            field = field.annotation.model_fields[sub]
+        paths.append(name if sub is None else f"{name}.{sub}")
+        convert = _converter(field.annotation, is_json)
+        if convert is not None:
+            converts.append((position, convert))
+    get = attrgetter(*paths)
+    if len(paths) == 1:  # attrgetter of one path returns the value, not a tuple
+        get = lambda record, one=get: (one(record),)  # noqa: E731
+    return _Plan(get, tuple(converts))
 
 
 def row_values(record: BaseModel) -> list[Any]:
@@ -125,12 +141,10 @@ def row_values(record: BaseModel) -> list[Any]:
     Reads the record's attributes directly rather than dumping it whole: a record is already
     validated, and the dump costs more than the insert.
     """
-    values = []
-    for name, sub, convert in _plan(type(record)):
-        value = getattr(record, name)
-        if sub is not None:
-            value = getattr(value, sub)
-        values.append(value if convert is None else convert(value))
+    plan = _plan(type(record))
+    values = list(plan.get(record))
+    for position, convert in plan.converts:
+        values[position] = convert(values[position])
     return values
 
 
