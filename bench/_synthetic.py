@@ -117,32 +117,61 @@ def write(path: Path, n_episodes: int, n_steps: int, observation_chars: int = 12
 SAMPLES = Path(__file__).resolve().parent.parent / "tests" / "data"
 """Real-shaped sample files, one folder per format (written from each format's documentation)."""
 
+LENGTH = 40
+"""Steps (messages, events) per synthetic episode: agent runs on real benchmarks take tens of
+steps, while the samples are kept short for the tests."""
+
 LINE_SAMPLES = {
-    "openai-chat": "openai-chat/tools.jsonl",
-    "openhands": "openhands/output.jsonl",
-    "atif": "atif/runs.jsonl",
+    "openai-chat": ("openai-chat/tools.jsonl", "messages"),
+    "openhands": ("openhands/output.jsonl", "history"),
+    "atif": ("atif/runs.jsonl", "steps"),
 }
-"""Formats with one episode per line: the sample's lines are repeated (ids come from the line)."""
+"""Formats with one episode per line: each sample line, its list of steps grown to
+:data:`LENGTH`, repeated (episode ids come from the line number)."""
 
 FILE_SAMPLES = {
-    "swe-agent": "swe-agent/sympy__sympy-20590.traj",
-    "mini-swe-agent": "mini-swe-agent/sympy__sympy-20590/sympy__sympy-20590.traj.json",
+    "swe-agent": ("swe-agent/sympy__sympy-20590.traj", "trajectory"),
+    "mini-swe-agent": (
+        "mini-swe-agent/sympy__sympy-20590/sympy__sympy-20590.traj.json",
+        "messages",
+    ),
 }
-"""Formats with one episode per file: the sample is copied into a folder, each copy made
-distinct by trailing whitespace (so its content hash, and so its episode id, differs)."""
+"""Formats with one episode per file: the sample, its steps grown, copied into a folder; each
+copy made distinct by trailing whitespace (so its content hash, and its episode id, differs)."""
+
+_OPENING = ("system", "user")
 
 
-def _repeat_lines(sample: Path, out: Path, episodes: int) -> Path:
-    lines = [line for line in sample.read_text().splitlines() if line.strip()]
+def _grown(record: dict, key: str) -> dict:
+    """``record`` with its list ``key`` grown to :data:`LENGTH` entries: the opening system and
+    user entries and the last entry kept, the ones between repeated (ATIF steps renumbered)."""
+    entries = record[key]
+    head = 0
+    while head < len(entries) - 1 and _role(entries[head]) in _OPENING:
+        head += 1
+    body, tail = entries[head:-1] or entries[head:], entries[-1:] if entries[head:-1] else []
+    grown = entries[:head] + [body[k % len(body)] for k in range(LENGTH - head - len(tail))]
+    grown += tail
+    if key == "steps":  # ATIF numbers its steps
+        grown = [{**step, "step_id": k + 1} for k, step in enumerate(grown)]
+    return {**record, key: grown}
+
+
+def _role(entry: object) -> object:
+    return entry.get("role", entry.get("source")) if isinstance(entry, dict) else None
+
+
+def _repeat_lines(sample: Path, key: str, out: Path, episodes: int) -> Path:
+    lines = [json.dumps(_grown(json.loads(line), key)) for line in sample.open() if line.strip()]
     with open(out, "w") as handle:
         for k in range(episodes):
             handle.write(lines[k % len(lines)] + "\n")
     return out
 
 
-def _copies(sample: Path, folder: Path, episodes: int) -> Path:
+def _copies(sample: Path, key: str, folder: Path, episodes: int) -> Path:
     folder.mkdir()
-    text = sample.read_text()
+    text = json.dumps(_grown(json.loads(sample.read_text()), key), indent=2)
     for k in range(episodes):
         padding = " " * (k % 64) + "\n" * (k // 64 + 1)
         (folder / f"run-{k:06d}{''.join(sample.suffixes)}").write_text(text + padding)
@@ -151,7 +180,7 @@ def _copies(sample: Path, folder: Path, episodes: int) -> Path:
 
 def _inspect_log(sample: Path, out: Path, episodes: int) -> Path:
     log = json.loads(sample.read_text())
-    samples = log["samples"]
+    samples = [_grown(sample, "messages") for sample in log["samples"]]
     log["samples"] = [
         {**samples[k % len(samples)], "id": f"{samples[k % len(samples)]['id']}-{k}"}
         for k in range(episodes)
@@ -161,25 +190,38 @@ def _inspect_log(sample: Path, out: Path, episodes: int) -> Path:
 
 
 def _react_log(sample: Path, out: Path, episodes: int) -> Path:
-    text = sample.read_text()
-    out.write_text("\n".join(text for _ in range(episodes)))
+    """The sample's header, then its first episode over and over, its steps repeated."""
+    lines = sample.read_text().splitlines()
+    first = lines.index("===== Episode 1 =====")
+    end = lines.index("===== Episode 2 =====")
+    steps = next(i for i in range(first, end) if lines[i].startswith("Thought:"))
+    score = next(i for i in range(steps, end) if lines[i].startswith("Score:"))
+    header, task, body = lines[:first], lines[first + 1 : steps], lines[steps:score]
+    repeats = max(1, LENGTH // sum(line.startswith("Action:") for line in body))
+    with open(out, "w") as handle:
+        handle.write("\n".join(header) + "\n")
+        for k in range(episodes):
+            episode = [f"===== Episode {k + 1} =====", *task, *body * repeats, *lines[score:end]]
+            handle.write("\n".join(episode) + "\n")
     return out
 
 
 def format_file(fmt: str, folder: Path, episodes: int, steps: int = 50) -> Path:
-    """A file (or folder) of about ``episodes`` episodes in format ``fmt``, for ``import``.
+    """A file (or folder) of ``episodes`` episodes in format ``fmt``, for ``import``.
 
     The workbench's own format is generated (``steps`` steps per episode); every other format
-    repeats its sample from ``tests/data``, so its episodes have the sample's shape and length.
+    grows its sample from ``tests/data`` (see :data:`LENGTH`), keeping the sample's shape.
     """
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / fmt
     if fmt == "workbench":
         return write(target.with_suffix(".jsonl"), episodes, steps)
     if fmt in LINE_SAMPLES:
-        return _repeat_lines(SAMPLES / LINE_SAMPLES[fmt], target.with_suffix(".jsonl"), episodes)
+        sample, key = LINE_SAMPLES[fmt]
+        return _repeat_lines(SAMPLES / sample, key, target.with_suffix(".jsonl"), episodes)
     if fmt in FILE_SAMPLES:
-        return _copies(SAMPLES / FILE_SAMPLES[fmt], target, episodes)
+        sample, key = FILE_SAMPLES[fmt]
+        return _copies(SAMPLES / sample, key, target, episodes)
     if fmt == "inspect":
         return _inspect_log(SAMPLES / "inspect/log.json", target.with_suffix(".json"), episodes)
     if fmt == "react-text":
