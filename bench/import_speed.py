@@ -4,7 +4,7 @@ For each format, a synthetic file (``_synthetic.format_file``: the workbench's o
 generated, every other format grown from its sample in ``tests/data``) is imported with
 ``workbench import``'s code path into a fresh database, and its CPU time measured. The anchor
 is what a sqlite-utils user would do with the same data: the rows the import stored, as JSON
-lines per table (written before the clock starts), parsed and loaded with ``Table.insert_all``
+lines per table (written before the clock starts; nested values as JSON), parsed and loaded with ``Table.insert_all``
 (defaults, as ``sqlite-utils insert --nl`` does), then ``enable_fts`` on the step text (which
 fills the index in bulk). Both run in this process, one after the other, timed by
 ``time.process_time``. Prints CPU µs per step for the import, the anchor and a bare JSON parse
@@ -27,13 +27,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _synthetic
 import sqlite_utils  # imported before any clock starts (it pulls in pandas when installed)
 
-from store import Store
+from store import Episode, Step, Store, Task
+from store.rows import columns
 from workbench.ingest import formats, import_paths
 
 FTS_COLUMNS = ["content", "thought", "action", "observation"]
 """The step text the workbench indexes; the anchor indexes the same columns."""
-TABLES = {"tasks": "id", "episodes": "id", "steps": "id"}
-"""Tables the anchor loads, with their primary keys."""
+TABLES = {"tasks": Task, "episodes": Episode, "steps": Step}
+"""Tables the anchor loads (each keyed by ``id``), with their records."""
 
 
 def steps_per_episode(fmt: str, folder: Path) -> float:
@@ -54,13 +55,21 @@ def workbench_import(db: Path, source: Path, fmt: str) -> tuple[float, int]:
 
 
 def dump_rows(db: Path, folder: Path) -> dict[str, Path]:
-    """The stored rows of each anchor table as a JSON-lines file (the anchor's input)."""
+    """The stored rows of each anchor table as a JSON-lines file (the anchor's input).
+
+    Columns the workbench keeps as JSON text (a step's raw record, metadata) are written as
+    the nested values they hold, as a user's data would have them: sqlite-utils stores
+    nested values as JSON text too.
+    """
     out = {}
     conn = sqlite_utils.Database(db)
-    for table in TABLES:
+    for table, model in TABLES.items():
+        nested = {column for column, _, _, is_json in columns(model) if is_json}
         path = folder / f"{table}.jsonl"
         with open(path, "w") as handle:
             for row in conn[table].rows:
+                for column in nested & row.keys():
+                    row[column] = None if row[column] is None else json.loads(row[column])
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         out[table] = path
     conn.close()
@@ -74,7 +83,7 @@ def anchor(db: Path, files: dict[str, Path]) -> float:
     started = time.process_time()
     for table, path in files.items():
         with open(path) as handle:
-            target[table].insert_all((json.loads(line) for line in handle), pk=TABLES[table])
+            target[table].insert_all((json.loads(line) for line in handle), pk="id")
     target["steps"].enable_fts(FTS_COLUMNS, create_triggers=True)
     elapsed = time.process_time() - started
     target.close()

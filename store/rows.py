@@ -14,6 +14,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 from operator import attrgetter
 from typing import Any
@@ -98,14 +99,33 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
             if value is None:
                 return None
             try:  # plain JSON values (what parsed logs hold) dump alike either way
-                return json.dumps(value, ensure_ascii=False, allow_nan=False)
+                return _plain_json(value)
             except (TypeError, ValueError):
                 return slow(value)
 
         return to_json
     if annotation in (float, float | None):
         return lambda value: value if value is None or math.isfinite(value) else slow(value)
+    if annotation in (datetime, datetime | None):
+        return lambda value: value if value is None else _iso(value) or slow(value)
     return slow
+
+
+_plain_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` for values without NaN or infinities (which
+pydantic dumps as ``null``); one encoder for all, rather than one per call."""
+
+
+def _iso(value: datetime) -> str | None:
+    """A naive or UTC datetime as pydantic dumps it (ISO 8601, UTC as ``Z``); ``None`` for
+    any other."""
+    if type(value) is not datetime:
+        return None
+    if value.tzinfo is None:
+        return value.isoformat()
+    if value.tzinfo is UTC:
+        return value.isoformat()[:-6] + "Z"
+    return None
 
 
 @dataclass(frozen=True)
