@@ -273,7 +273,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     # last committed state, where the trigger exists and the index matches the table; the drop,
     # the rows, their index entries and the re-created trigger commit as one, and a rollback or
     # a crash undoes them as one. No code path updates or deletes a step (the other two FTS
-    # triggers), and :meth:`search` fills the index first if it runs inside such a transaction.
+    # triggers); :meth:`search` inside such a transaction does not see its new steps yet.
 
     def _defer_indexing(self) -> None:
         """Stop indexing steps row by row until the outermost transaction commits."""
@@ -461,11 +461,10 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     ) -> list[SearchHit]:
         """Steps whose text matches ``query`` (FTS5 syntax; plain words are AND-ed).
 
-        A query that is not valid FTS5 syntax is searched as a quoted phrase instead.
+        A query that is not valid FTS5 syntax is searched as a quoted phrase instead. Inside
+        a transaction that inserts episodes, their steps are searchable once it commits.
         """
         clause, params = self.scoped(where).where()
-        with self._lock:
-            self._index_deferred()
         sql = (
             'SELECT s.episode_id, s."index", s.kind, '
             "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
