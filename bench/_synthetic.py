@@ -158,6 +158,7 @@ def _grown(record: dict, key: str) -> dict:
 
 
 def _role(entry: object) -> object:
+    """Who wrote a message or step (chat ``role``, ATIF ``source``)."""
     return entry.get("role", entry.get("source")) if isinstance(entry, dict) else None
 
 

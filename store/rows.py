@@ -141,6 +141,7 @@ class _Plan:
 
 @cache
 def _plan(model: type[BaseModel]) -> _Plan:
+    """The reading plan of a model, made once per model."""
     paths, converts = [], []
     for position, (_column, name, sub, is_json) in enumerate(columns(model)):
         field = model.model_fields[name]
