@@ -190,3 +190,15 @@ def test_other_connections_see_the_trigger_during_an_import_and_index_after_it(d
         reader.close()
         assert [hit.index for hit in store.search("zebra")] == [99]
         assert integrity_ok(store)
+
+
+def test_a_dry_run_leaves_schema_and_index_as_they_were(tmp_path):
+    rng = random.Random(8)
+    with Store(tmp_path / "w.db") as store:
+        import_paths(store, [write_jsonl(tmp_path / "a.jsonl", [episode_line(0, rng)])])
+        before, fresh = hits(store), schema(store)
+        lines = [episode_line(k, rng) for k in range(1, 6)]
+        report = import_paths(store, [write_jsonl(tmp_path / "b.jsonl", lines)], dry_run=True)
+        assert report.episodes == 5
+        assert (hits(store), schema(store)) == (before, fresh)
+        assert integrity_ok(store)
