@@ -110,3 +110,122 @@ def write(path: Path, n_episodes: int, n_steps: int, observation_chars: int = 12
     with open(path, "w") as handle:
         handle.writelines(lines(n_episodes, n_steps, observation_chars))
     return path
+
+
+# -- every format, grown from the samples the tests use ----------------------------------------
+
+SAMPLES = Path(__file__).resolve().parent.parent / "tests" / "data"
+"""Real-shaped sample files, one folder per format (written from each format's documentation)."""
+
+LENGTH = 40
+"""Steps (messages, events) per synthetic episode: agent runs on real benchmarks take tens of
+steps, while the samples are kept short for the tests."""
+
+LINE_SAMPLES = {
+    "openai-chat": ("openai-chat/tools.jsonl", "messages"),
+    "openhands": ("openhands/output.jsonl", "history"),
+    "atif": ("atif/runs.jsonl", "steps"),
+}
+"""Formats with one episode per line: each sample line, its list of steps grown to
+:data:`LENGTH`, repeated (episode ids come from the line number)."""
+
+FILE_SAMPLES = {
+    "swe-agent": ("swe-agent/sympy__sympy-20590.traj", "trajectory"),
+    "mini-swe-agent": (
+        "mini-swe-agent/sympy__sympy-20590/sympy__sympy-20590.traj.json",
+        "messages",
+    ),
+}
+"""Formats with one episode per file: the sample, its steps grown, copied into a folder; each
+copy made distinct by trailing whitespace (so its content hash, and its episode id, differs)."""
+
+_OPENING = ("system", "user")
+
+
+def _grown(record: dict, key: str) -> dict:
+    """``record`` with its list ``key`` grown to :data:`LENGTH` entries: the opening system and
+    user entries and the last entry kept, the ones between repeated (ATIF steps renumbered)."""
+    entries = record[key]
+    head = 0
+    while head < len(entries) - 1 and _role(entries[head]) in _OPENING:
+        head += 1
+    body, tail = entries[head:-1] or entries[head:], entries[-1:] if entries[head:-1] else []
+    grown = entries[:head] + [body[k % len(body)] for k in range(LENGTH - head - len(tail))]
+    grown += tail
+    if key == "steps":  # ATIF numbers its steps
+        grown = [{**step, "step_id": k + 1} for k, step in enumerate(grown)]
+    return {**record, key: grown}
+
+
+def _role(entry: object) -> object:
+    """Who wrote a message or step (chat ``role``, ATIF ``source``)."""
+    return entry.get("role", entry.get("source")) if isinstance(entry, dict) else None
+
+
+def _repeat_lines(sample: Path, key: str, out: Path, episodes: int) -> Path:
+    lines = [json.dumps(_grown(json.loads(line), key)) for line in sample.open() if line.strip()]
+    with open(out, "w") as handle:
+        for k in range(episodes):
+            handle.write(lines[k % len(lines)] + "\n")
+    return out
+
+
+def _copies(sample: Path, key: str, folder: Path, episodes: int) -> Path:
+    folder.mkdir()
+    text = json.dumps(_grown(json.loads(sample.read_text()), key), indent=2)
+    for k in range(episodes):
+        padding = " " * (k % 64) + "\n" * (k // 64 + 1)
+        (folder / f"run-{k:06d}{''.join(sample.suffixes)}").write_text(text + padding)
+    return folder
+
+
+def _inspect_log(sample: Path, out: Path, episodes: int) -> Path:
+    log = json.loads(sample.read_text())
+    samples = [_grown(sample, "messages") for sample in log["samples"]]
+    log["samples"] = [
+        {**samples[k % len(samples)], "id": f"{samples[k % len(samples)]['id']}-{k}"}
+        for k in range(episodes)
+    ]
+    out.write_text(json.dumps(log))
+    return out
+
+
+def _react_log(sample: Path, out: Path, episodes: int) -> Path:
+    """The sample's header, then its first episode over and over, its steps repeated."""
+    lines = sample.read_text().splitlines()
+    first = lines.index("===== Episode 1 =====")
+    end = lines.index("===== Episode 2 =====")
+    steps = next(i for i in range(first, end) if lines[i].startswith("Thought:"))
+    score = next(i for i in range(steps, end) if lines[i].startswith("Score:"))
+    header, task, body = lines[:first], lines[first + 1 : steps], lines[steps:score]
+    repeats = max(1, LENGTH // sum(line.startswith("Action:") for line in body))
+    with open(out, "w") as handle:
+        handle.write("\n".join(header) + "\n")
+        for k in range(episodes):
+            episode = [f"===== Episode {k + 1} =====", *task, *body * repeats, *lines[score:end]]
+            handle.write("\n".join(episode) + "\n")
+    return out
+
+
+def format_file(fmt: str, folder: Path, episodes: int, steps: int = 50) -> Path:
+    """A file (or folder) of ``episodes`` episodes in format ``fmt``, for ``import``.
+
+    The workbench's own format is generated (``steps`` steps per episode); every other format
+    grows its sample from ``tests/data`` (see :data:`LENGTH`), keeping the sample's shape.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / fmt
+    if fmt == "workbench":
+        return write(target.with_suffix(".jsonl"), episodes, steps)
+    if fmt in LINE_SAMPLES:
+        sample, key = LINE_SAMPLES[fmt]
+        return _repeat_lines(SAMPLES / sample, key, target.with_suffix(".jsonl"), episodes)
+    if fmt in FILE_SAMPLES:
+        sample, key = FILE_SAMPLES[fmt]
+        return _copies(SAMPLES / sample, key, target, episodes)
+    if fmt == "inspect":
+        return _inspect_log(SAMPLES / "inspect/log.json", target.with_suffix(".json"), episodes)
+    if fmt == "react-text":
+        sample = SAMPLES / "react-text/scienceworld_run.log"
+        return _react_log(sample, target.with_suffix(".log"), episodes)
+    raise KeyError(f"no synthetic {fmt!r} file")

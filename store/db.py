@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from store.analyses import AnalysisTables
 from store.evolution import EvolutionTables
 from store.manual_tables import ManualTables
-from store.migrations import migrate
+from store.migrations import FTS_COLUMNS, FTS_INSERT_TRIGGER, migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
-from store.rows import column_names, from_row, to_row
+from store.rows import column_names, from_row, row_values, to_row
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -163,7 +163,17 @@ def _insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str
 
 
 _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
+_INSERT_EPISODE = _insert_sql("episodes", _EPISODE_COLUMNS)
+_N_STEPS, _FAMILY, _SPLIT = (_EPISODE_COLUMNS.index(c) for c in ("n_steps", "family", "split"))
+_EPISODE_AND_TASK = (
+    "SELECT EXISTS (SELECT 1 FROM episodes WHERE id = ?1), "
+    "(SELECT family FROM tasks WHERE id = ?2), (SELECT split FROM tasks WHERE id = ?2)"
+)
+"""Whether an episode id is taken, and its task's family and split (``NULL`` if no task)."""
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
+_FILL_FTS = (
+    f"INSERT INTO steps_fts(rowid, {FTS_COLUMNS}) SELECT id, {FTS_COLUMNS} FROM steps WHERE id >= ?"
+)
 
 
 class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
@@ -195,6 +205,11 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
         self.conn = conn
         self._lock = threading.RLock()
         self._depth = 0
+        self._unindexed: int | None = None
+        """The first step id not yet in ``steps_fts`` while a bulk insert defers indexing
+        (the per-row trigger is dropped); ``None`` otherwise."""
+        self._unindexed_frame = 0
+        """The transaction frame (0: the outermost) whose rollback would undo the drop."""
         self.schema_version = migrate(conn)
 
     @cached_property
@@ -230,8 +245,12 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
             self._depth += 1
             try:
                 yield self
+                if depth == 0:
+                    self._index_deferred()
             except BaseException:
                 self._depth -= 1
+                if self._unindexed is not None and self._unindexed_frame >= depth:
+                    self._unindexed = None  # the rollback restores the trigger
                 if depth == 0:
                     self.conn.execute("ROLLBACK")
                 else:
@@ -239,7 +258,36 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
                     self.conn.execute(f"RELEASE sp{depth}")
                 raise
             self._depth -= 1
+            if depth and self._unindexed_frame == depth:
+                self._unindexed_frame = depth - 1  # released into the enclosing frame
             self.conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+
+    # -- the full-text index during bulk inserts -----------------------------------------------
+    #
+    # Indexing each step as it is inserted (the ``steps_fts_insert`` trigger) costs about four
+    # times what filling the index in one statement does. So a step insert inside a larger
+    # transaction (an import) drops the trigger, and the outermost commit fills ``steps_fts``
+    # for the new rowid range and creates the trigger again, before ``COMMIT``. This is safe
+    # with other connections: the transaction holds SQLite's write lock from ``BEGIN
+    # IMMEDIATE``, so no other writer inserts a step while the trigger is gone; readers see the
+    # last committed state, where the trigger exists and the index matches the table; the drop,
+    # the rows, their index entries and the re-created trigger commit as one, and a rollback or
+    # a crash undoes them as one. No code path updates or deletes a step (the other two FTS
+    # triggers); :meth:`search` inside such a transaction does not see its new steps yet.
+
+    def _defer_indexing(self) -> None:
+        """Stop indexing steps row by row until the outermost transaction commits."""
+        if self._unindexed is None:
+            first = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM steps").fetchone()[0]
+            self.conn.execute("DROP TRIGGER steps_fts_insert")
+            self._unindexed, self._unindexed_frame = first, self._depth - 1
+
+    def _index_deferred(self) -> None:
+        """Index the steps inserted since :meth:`_defer_indexing` and restore the trigger."""
+        if self._unindexed is not None:
+            self.conn.execute(_FILL_FTS, (self._unindexed,))
+            self.conn.execute(FTS_INSERT_TRIGGER)
+            self._unindexed = None
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -248,7 +296,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     # -- batches, tasks, sources ----------------------------------------------------------
 
     def _insert_or_ignore(self, table: str, row: dict[str, Any]) -> None:
-        with self.transaction():
+        with self._lock:  # one statement: atomic on its own, no savepoint needed
             self.conn.execute(_insert_sql(table, list(row), "INSERT OR IGNORE"), list(row.values()))
 
     def put_batch(self, batch: Batch) -> None:
@@ -304,18 +352,21 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
 
         The episode's ``n_steps`` is set from ``steps`` and its ``family`` and ``split`` from
         its task, which must be stored already. Returns ``False`` (and writes
-        nothing) when an episode with the same id exists already.
+        nothing) when an episode with the same id exists already. Inside a larger transaction
+        the steps are indexed for search in bulk when it commits (see :meth:`_defer_indexing`).
         """
         with self.transaction():
-            if self._rows("SELECT 1 FROM episodes WHERE id = ?", (episode.id,)):
+            found = self._rows(_EPISODE_AND_TASK, (episode.id, episode.task_id))[0]
+            if found[0]:
                 return False
-            task = self._rows("SELECT family, split FROM tasks WHERE id = ?", (episode.task_id,))
-            if not task:
+            if found[1] is None:
                 raise KeyError(f"episode {episode.id!r} names unknown task {episode.task_id!r}")
-            row = to_row(episode)
-            row.update(n_steps=len(steps), family=task[0]["family"], split=task[0]["split"])
-            self.conn.execute(_insert_sql("episodes", _EPISODE_COLUMNS), list(row.values()))
-            self.conn.executemany(_INSERT_STEP, (list(to_row(step).values()) for step in steps))
+            row = row_values(episode)
+            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = len(steps), found[1], found[2]
+            self.conn.execute(_INSERT_EPISODE, row)
+            if self._depth > 1 and steps:
+                self._defer_indexing()
+            self.conn.executemany(_INSERT_STEP, map(row_values, steps))
             for span in spans:
                 self._insert_span(span)
             return True
@@ -410,7 +461,8 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
     ) -> list[SearchHit]:
         """Steps whose text matches ``query`` (FTS5 syntax; plain words are AND-ed).
 
-        A query that is not valid FTS5 syntax is searched as a quoted phrase instead.
+        A query that is not valid FTS5 syntax is searched as a quoted phrase instead. Inside
+        a transaction that inserts episodes, their steps are searchable once it commits.
         """
         clause, params = self.scoped(where).where()
         sql = (

@@ -37,6 +37,16 @@ _FTS_COLUMNS = "content, thought, action, observation"
 _FTS_VALUES = "new.content, new.thought, new.action, new.observation"
 _FTS_OLD_VALUES = "old.content, old.thought, old.action, old.observation"
 
+FTS_COLUMNS = _FTS_COLUMNS
+"""The step columns ``steps_fts`` indexes, as SQL."""
+
+FTS_INSERT_TRIGGER = f"""
+    CREATE TRIGGER steps_fts_insert AFTER INSERT ON steps BEGIN
+        INSERT INTO steps_fts(rowid, {_FTS_COLUMNS}) VALUES (new.id, {_FTS_VALUES});
+    END"""
+"""The trigger that indexes each inserted step; a bulk insert drops it and fills the index
+itself (``Store.add_episode``), then creates it again with this exact text."""
+
 FOUNDATION = _script(
     """
     CREATE TABLE batches (
@@ -108,10 +118,7 @@ FOUNDATION = _script(
     CREATE VIRTUAL TABLE steps_fts USING fts5(
         {_FTS_COLUMNS}, content='steps', content_rowid='id'
     )""",
-    f"""
-    CREATE TRIGGER steps_fts_insert AFTER INSERT ON steps BEGIN
-        INSERT INTO steps_fts(rowid, {_FTS_COLUMNS}) VALUES (new.id, {_FTS_VALUES});
-    END""",
+    FTS_INSERT_TRIGGER,
     f"""
     CREATE TRIGGER steps_fts_delete AFTER DELETE ON steps BEGIN
         INSERT INTO steps_fts(steps_fts, rowid, {_FTS_COLUMNS})

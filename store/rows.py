@@ -9,12 +9,17 @@ a row that no longer fits its model fails loudly instead of loading half-right.
 from __future__ import annotations
 
 import json
+import math
 import types
 import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
+from operator import attrgetter
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from store.records import Record
 
@@ -59,16 +64,115 @@ def column_names(model: type[BaseModel]) -> list[str]:
     return [column for column, *_ in columns(model)]
 
 
+Convert = Callable[[Any], Any] | None
+"""How a field's Python value becomes its column value; ``None``: it is stored as it is."""
+
+_STORED_AS_IS = (str, int, bool, type(None))
+
+
+def _as_is(annotation: Any) -> bool:
+    """Whether values of ``annotation`` are the same in Python and in a JSON-mode dump."""
+    if annotation in _STORED_AS_IS:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        return all(isinstance(arg, _STORED_AS_IS) for arg in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return all(_as_is(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def _converter(annotation: Any, is_json: bool) -> Convert:
+    """The conversion of one field: exactly what ``model_dump(mode="json")`` (then
+    ``json.dumps`` for JSON columns) gives, with fast paths for the common values."""
+    if _as_is(annotation):
+        return None
+    dump = TypeAdapter(annotation).dump_python
+
+    def slow(value: Any) -> Any:
+        value = dump(value, mode="json")
+        return json.dumps(value, ensure_ascii=False) if is_json and value is not None else value
+
+    if is_json:
+
+        def to_json(value: Any) -> Any:
+            if value is None:
+                return None
+            try:  # plain JSON values (what parsed logs hold) dump alike either way
+                return _plain_json(value)
+            except (TypeError, ValueError, RecursionError):
+                return slow(value)
+
+        return to_json
+    if annotation in (float, float | None):
+        return lambda value: value if value is None or math.isfinite(value) else slow(value)
+    if annotation in (datetime, datetime | None):
+        return lambda value: value if value is None else _iso(value) or slow(value)
+    return slow
+
+
+_plain_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
+"""``json.dumps(value, ensure_ascii=False)`` for values without NaN or infinities (which
+pydantic dumps as ``null``); one encoder for all, rather than one per call. Parsed logs hold no
+cycles, so it does not look for them (a fifth faster); a cycle ends in ``RecursionError``."""
+
+
+def _iso(value: datetime) -> str | None:
+    """A naive or UTC datetime as pydantic dumps it (ISO 8601, UTC as ``Z``); ``None`` for
+    any other."""
+    if type(value) is not datetime:
+        return None
+    if value.tzinfo is None:
+        return value.isoformat()
+    if value.tzinfo is UTC:
+        return value.isoformat()[:-6] + "Z"
+    return None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How to read a model's column values: one getter for all, then the conversions."""
+
+    get: Callable[[Any], tuple[Any, ...]]
+    """All column values as stored on the record (nested ones by dotted path)."""
+    converts: tuple[tuple[int, Callable[[Any], Any]], ...]
+    """Columns whose value must be converted, by position."""
+
+
+@cache
+def _plan(model: type[BaseModel]) -> _Plan:
+    """The reading plan of a model, made once per model."""
+    paths, converts = [], []
+    for position, (_column, name, sub, is_json) in enumerate(columns(model)):
+        field = model.model_fields[name]
+        if sub is not None:
+            field = field.annotation.model_fields[sub]
+        paths.append(name if sub is None else f"{name}.{sub}")
+        convert = _converter(field.annotation, is_json)
+        if convert is not None:
+            converts.append((position, convert))
+    get = attrgetter(*paths)
+    if len(paths) == 1:  # attrgetter of one path returns the value, not a tuple
+        get = lambda record, one=get: (one(record),)  # noqa: E731
+    return _Plan(get, tuple(converts))
+
+
+def row_values(record: BaseModel) -> list[Any]:
+    """The column values of a record, in :func:`column_names` order (for ``executemany``).
+
+    Reads the record's attributes directly rather than dumping it whole: a record is already
+    validated, and the dump costs more than the insert.
+    """
+    plan = _plan(type(record))
+    values = list(plan.get(record))
+    for position, convert in plan.converts:
+        values[position] = convert(values[position])
+    return values
+
+
 def to_row(record: BaseModel) -> dict[str, Any]:
     """Flatten a record into a row of SQLite-ready values."""
-    data = record.model_dump(mode="json")
-    row: dict[str, Any] = {}
-    for column, name, sub, is_json in columns(type(record)):
-        value = data[name] if sub is None else data[name][sub]
-        if is_json:
-            value = None if value is None else json.dumps(value, ensure_ascii=False)
-        row[column] = value
-    return row
+    return dict(zip(column_names(type(record)), row_values(record), strict=True))
 
 
 def from_row(model: type[M], row: typing.Mapping[str, Any] | Any) -> M:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+import math
+from datetime import UTC, datetime, timedelta, timezone
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from store import (
@@ -33,7 +35,7 @@ from store import (
     Task,
     Usage,
 )
-from store.rows import column_names, from_row, to_row
+from store.rows import column_names, columns, from_row, row_values, to_row
 
 text = st.text(max_size=40)
 ident = st.text(min_size=1, max_size=20)
@@ -291,6 +293,83 @@ def test_model_row_model_round_trip(record):
     assert list(row) == column_names(type(record))
     assert all(not isinstance(v, dict | list) for v in row.values())
     assert from_row(type(record), row) == record
+
+
+def dumped_row(record):
+    """The row as :func:`to_row` made it before it read attributes: the whole record dumped in
+    JSON mode, then flattened, JSON columns through ``json.dumps``."""
+    data = record.model_dump(mode="json")
+    row = {}
+    for column, name, sub, is_json in columns(type(record)):
+        value = data[name] if sub is None else data[name][sub]
+        row[column] = (
+            json.dumps(value, ensure_ascii=False) if is_json and value is not None else value
+        )
+    return row
+
+
+def same(a, b) -> bool:
+    """Equal, NaN equal to NaN."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    return type(a) is type(b) and a == b
+
+
+odd_floats = st.floats(allow_nan=True, allow_infinity=True)
+any_moments = st.datetimes(
+    min_value=datetime(1971, 1, 1),
+    max_value=datetime(2100, 1, 1),
+    timezones=st.none()
+    | st.just(UTC)
+    | st.builds(lambda m: timezone(timedelta(minutes=m)), st.integers(-900, 900)),
+)
+odd_json = st.recursive(
+    st.none() | st.booleans() | int64 | odd_floats | text | any_moments,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+odd_steps = st.builds(
+    Step,
+    episode_id=ident,
+    index=st.integers(0, 10_000),
+    kind=st.just("action"),
+    content=text,
+    reward=st.none() | odd_floats,
+    timestamp=st.none() | any_moments,
+    raw=odd_json,
+)
+odd_episodes = st.builds(
+    Episode,
+    id=ident,
+    task_id=ident,
+    batch_id=ident,
+    outcome=st.builds(Outcome, score=st.none() | odd_floats),
+    started_at=st.none() | any_moments,
+    metadata=st.dictionaries(text, odd_json, max_size=3),
+)
+
+
+@given(
+    st.one_of(tasks, batches, episodes, steps, spans, llm_calls, analysis_runs, analyses, clusters)
+    | st.one_of(specs, versions, ledger, manual_rules, rule_events, odd_steps, odd_episodes)
+)
+@example(
+    Step(
+        episode_id="e",
+        index=0,
+        kind="action",
+        reward=float("nan"),
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+        raw={"x": [float("nan"), float("inf")]},
+    )
+)
+@example(Step(episode_id="e", index=0, kind="action", raw={"at": datetime(2026, 1, 1, tzinfo=UTC)}))
+def test_rows_read_from_attributes_equal_the_dumped_rows(record):
+    """The stored format is what a full JSON-mode dump gives: zones, NaN, nested datetimes."""
+    expected = dumped_row(record)
+    assert list(to_row(record)) == list(expected)
+    values = row_values(record)
+    assert all(same(a, b) for a, b in zip(values, expected.values(), strict=True))
 
 
 def test_nested_records_flatten_with_prefixes():

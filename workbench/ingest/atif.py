@@ -58,7 +58,7 @@ from workbench.ingest.record_files import (
     read_records,
     unnamed_task_key,
 )
-from workbench.ingest.steps import ToolCall, first_user_message, render_call
+from workbench.ingest.steps import ToolCall, build_steps, first_user_message, render_call
 from workbench.ingest.values import float_or_none, int_or_none, pick, scalar, total
 
 name = "atif"
@@ -196,7 +196,7 @@ def _usage(trajectory: dict[str, Any], raw_steps: list[Any]) -> Usage:
 
 
 def _steps(ctx: ReadContext, where: str, episode_id: str, raw_steps: list[Any]) -> list[Step]:
-    steps: list[Step] = []
+    steps: list[dict[str, Any]] = []
     for i, raw in enumerate(raw_steps):
         path = f"steps.{i}"
         if not isinstance(raw, dict):
@@ -204,10 +204,8 @@ def _steps(ctx: ReadContext, where: str, episode_id: str, raw_steps: list[Any]) 
         shared = {"timestamp": _timestamp(raw.get("timestamp")), "raw": raw}
         for n, fields in enumerate(_step_fields(ctx, where, path, raw)):
             reward = _reward(raw) if n == 0 else None
-            steps.append(
-                Step(episode_id=episode_id, index=len(steps), reward=reward, **shared, **fields)
-            )
-    return steps
+            steps.append({"reward": reward, **shared, **fields})
+    return build_steps(ctx, where, episode_id, steps)
 
 
 def _step_fields(

@@ -21,7 +21,7 @@ from typing import IO, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from store import Batch, Episode, Span, Step, Store, Task
+from store import Batch, Episode, Span, Store, Task
 from workbench.ingest.base import (
     IngestError,
     ParsedEpisode,
@@ -29,6 +29,7 @@ from workbench.ingest.base import (
     episodes_per_line,
     validation_error,
 )
+from workbench.ingest.steps import step_list
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -77,10 +78,12 @@ def _parse_line(ctx: ReadContext, where: str, obj: Any) -> ParsedEpisode:
         raise ctx.error(
             where, "episode.batch_id", f"{episode.batch_id!r} is not the line's batch {batch.id!r}"
         )
-    steps = [
-        _parse(ctx, where, Step, _owned(item, episode.id), f"steps.{i}")
-        for i, item in enumerate(_list(ctx, where, obj, "steps"))
-    ]
+    try:
+        steps = step_list().validate_python(
+            [_owned(item, episode.id) for item in _list(ctx, where, obj, "steps")]
+        )
+    except ValidationError as error:
+        raise validation_error(ctx.path, where, error, "steps") from None
     for i, step in enumerate(steps):
         if step.index != i:
             raise ctx.error(where, f"steps.{i}.index", f"expected {i}, got {step.index}")

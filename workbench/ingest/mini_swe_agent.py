@@ -52,7 +52,7 @@ from typing import Any
 
 from store import Step, Usage
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, json_key, text_of
-from workbench.ingest.steps import tool_result_step
+from workbench.ingest.steps import build_steps, tool_result_step
 from workbench.ingest.swebench_report import (
     Instance,
     id_from_file_name,
@@ -260,10 +260,7 @@ class _Steps:
     def read(self, messages: list[Any]) -> list[Step]:
         for index, message in enumerate(messages):
             self._message(index, message)
-        return [
-            Step(episode_id=self.episode_id, index=i, **fields)
-            for i, fields in enumerate(self.steps)
-        ]
+        return build_steps(self.ctx, self.where, self.episode_id, self.steps)
 
     def _message(self, index: int, message: Any) -> None:
         field = f"messages.{index}"

@@ -58,6 +58,7 @@ from workbench.ingest.record_files import (
 )
 from workbench.ingest.steps import (
     ToolCall,
+    build_steps,
     first_user_message,
     render_call,
     tool_call_steps,
@@ -302,13 +303,13 @@ def _usage(fields: dict[str, Any], messages: list[Any]) -> Usage:
 def _steps(
     ctx: ReadContext, where: str, episode_id: str, messages: list[Any], list_key: str
 ) -> list[Step]:
-    steps: list[Step] = []
+    steps: list[dict[str, Any]] = []
     call_names: dict[str, str] = {}
     for n, message in enumerate(messages):
         path = f"{list_key}.{n}"
         for fields in _message_fields(ctx, where, path, message, call_names):
-            steps.append(Step(episode_id=episode_id, index=len(steps), raw=message, **fields))
-    return steps
+            steps.append({"raw": message, **fields})
+    return build_steps(ctx, where, episode_id, steps)
 
 
 def _message_fields(

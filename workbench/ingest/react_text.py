@@ -85,7 +85,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store import Episode, Step, Task
+from store import Episode, Task
 from workbench.ingest.base import (
     IngestError,
     ParsedEpisode,
@@ -93,6 +93,7 @@ from workbench.ingest.base import (
     load_json,
     outcome_from,
 )
+from workbench.ingest.steps import build_steps
 
 name = "react-text"
 description = "ReAct-style text logs (Thought/Action/Observation, ALFWorld '>'), also in .ipynb"
@@ -557,25 +558,23 @@ def _slug(text: str, limit: int = 60) -> str:
     return f"{slug[:limit].rstrip('-')}-{digest}"
 
 
-def _step(episode_id: str, index: int, draft: _Draft) -> Step:
-    """The stored step for a draft."""
+def _step(draft: _Draft) -> dict[str, Any]:
+    """The fields of the stored step for a draft."""
     if draft.action is not None:
         kind, role = "action", "agent"
     elif draft.thought is not None:
         kind, role = "thought", "agent"
     else:
         kind, role = "observation", "environment"
-    return Step(
-        episode_id=episode_id,
-        index=index,
-        kind=kind,
-        role=role,
-        thought=_joined(draft.thought),
-        action=_joined(draft.action),
-        observation=_joined(draft.observation),
-        reward=draft.reward,
-        raw={"where": draft.where, "text": "\n".join(draft.raw)},
-    )
+    return {
+        "kind": kind,
+        "role": role,
+        "thought": _joined(draft.thought),
+        "action": _joined(draft.action),
+        "observation": _joined(draft.observation),
+        "reward": draft.reward,
+        "raw": {"where": draft.where, "text": "\n".join(draft.raw)},
+    }
 
 
 def _seed(value: str) -> int | None:
@@ -625,7 +624,7 @@ def _parsed(ctx: ReadContext, state: _Episode, drafts: list[_Draft]) -> ParsedEp
         source=ctx.source(state.where),
         metadata={k: v for k, v in metadata.items() if v not in (None, "")},
     )
-    steps = [_step(episode_id, i, draft) for i, draft in enumerate(drafts)]
+    steps = build_steps(ctx, state.where, episode_id, map(_step, drafts))
     return ParsedEpisode(task=task, episode=episode, steps=steps)
 
 

@@ -45,8 +45,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from store import Step, Usage
+from store import Usage
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, json_key, text_of
+from workbench.ingest.steps import build_steps
 from workbench.ingest.swebench_report import (
     id_from_file_name,
     instance,
@@ -99,7 +100,8 @@ def _episode(ctx: ReadContext, data: dict[str, Any], resolved: dict[str, bool]) 
     history = _field(ctx, where, data, "history", list) or []
     info = _field(ctx, where, data, "info", dict) or {}
     episode_id = ctx.episode_id(task_instance.id)
-    steps = [_step(ctx, where, episode_id, i, entry) for i, entry in enumerate(entries)]
+    fields = [_step(ctx, where, i, entry) for i, entry in enumerate(entries)]
+    steps = build_steps(ctx, where, episode_id, fields)
     system_prompt, instance_prompt = _prompts(ctx, where, history)
     instruction = _instruction(replay, instance_prompt)
     model = _model_name(replay)
@@ -151,7 +153,7 @@ def _field(
     return data[key]
 
 
-def _step(ctx: ReadContext, where: str, episode_id: str, index: int, entry: Any) -> Step:
+def _step(ctx: ReadContext, where: str, index: int, entry: Any) -> dict[str, Any]:
     field = f"trajectory.{index}"
     if not isinstance(entry, dict):
         raise ctx.error(where, field, "expected an object")
@@ -163,7 +165,7 @@ def _step(ctx: ReadContext, where: str, episode_id: str, index: int, entry: Any)
         if value is not None and not isinstance(value, str):
             raise ctx.error(where, f"{field}.{key}", f"expected a string, got {value!r:.60}")
         texts[key] = value or ""
-    return Step(episode_id=episode_id, index=index, kind="action", role="agent", raw=entry, **texts)
+    return {"kind": "action", "role": "agent", "raw": entry, **texts}
 
 
 def _prompts(ctx: ReadContext, where: str, history: list[Any]) -> tuple[str, str]:
