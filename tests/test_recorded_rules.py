@@ -87,6 +87,8 @@ def test_a_failure_without_a_success_is_deferred_with_what_to_do(tmp_path: Path)
     only_failures = tmp_path / "failures.json"
 
     records = [r for r in json.loads(DATA.read_text()) if r["reward"] == 0.0]
+    for record in records:  # no expected actions either: nothing to contrast the run with
+        del record["info"]["task"]["actions"]
     only_failures.write_text(json.dumps(records))
     cli(db, "import", str(only_failures))
     cli(db, "analyze")
@@ -94,6 +96,23 @@ def test_a_failure_without_a_success_is_deferred_with_what_to_do(tmp_path: Path)
         clusters = store.clusters(store.analysis_runs()[0].id)
     assert clusters and all(c.status == "deferred" for c in clusters)
     assert all(c.reason for c in clusters)
+
+
+def test_a_failure_without_a_success_is_contrasted_with_its_expected_actions(
+    tmp_path: Path,
+) -> None:
+    """With no successful run, the task's expected actions (tau-bench's ``actions``) are what
+    the failure is contrasted with, and its cluster is supported."""
+    db = tmp_path / "workbench.db"
+    only_failures = tmp_path / "failures.json"
+    records = [r for r in json.loads(DATA.read_text()) if r["reward"] == 0.0]
+    only_failures.write_text(json.dumps(records))
+    cli(db, "import", str(only_failures))
+    cli(db, "analyze")
+    with Store(db) as store:
+        clusters = store.clusters(store.analysis_runs()[0].id)
+    assert clusters and all(c.status == "supported" for c in clusters)
+    assert all(c.correction.startswith("get_reservation_details(") for c in clusters)
 
 
 def test_tau_bench_results_keep_the_goal_and_expected_actions(tmp_path: Path) -> None:

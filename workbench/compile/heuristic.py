@@ -48,7 +48,7 @@ from store import (
 )
 from workbench.agents.guidance import DIRECTIONS
 from workbench.analyze.causes import error_signature, is_critical
-from workbench.compare import entity_phrases, normalize_action, verb_of
+from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
 from workbench.compile import recorded
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
@@ -774,21 +774,28 @@ MECHANISMS = (
 
 
 def read_member(member: MemberCase) -> Draft | list[str]:
-    """The first mechanism the member shows, or why none fits."""
+    """The first mechanism the member shows, or why none fits. A member only a log is left
+    of (imported, nothing to replay it on) whose causal step is a structured tool call is
+    read first as its recorded divergence from its success — a rule its contract gate checks
+    on those recorded steps: the world mechanisms read text commands, not calls."""
     x = _Member(member)
     if x.failed is None:
         if member.recorded:
             return [recorded.NO_ACTION]
         return ["the run stopped without a failed action at its causal step"]
+    calls = member.recorded and tool_call(x.failed.action) is not None
+    divergence = _recorded_reading(member) if calls else []
+    if isinstance(divergence, Draft):
+        return divergence
     reasons = []
     for mechanism in MECHANISMS:
         found = mechanism(x)
         if isinstance(found, Draft):
             return found
         reasons.append(found)
-    if member.recorded:
+    if member.recorded and not calls:
         return _recorded_reading(member)
-    return reasons
+    return divergence or reasons
 
 
 def _recorded_reading(member: MemberCase) -> Draft | list[str]:
