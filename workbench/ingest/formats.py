@@ -14,6 +14,7 @@ from workbench.ingest import (
     mini_swe_agent,
     openai_chat,
     openhands,
+    otlp,
     react_text,
     swe_agent,
 )
@@ -21,6 +22,7 @@ from workbench.ingest.base import Importer, IngestError
 
 IMPORTERS: tuple[Importer, ...] = (
     jsonl,
+    otlp,  # OTLP trace exports: their own resourceSpans/scopeSpans shape
     mini_swe_agent,  # before swe_agent and openai_chat: it has both "info" and "messages"
     swe_agent,
     inspect_log,

@@ -1,0 +1,528 @@
+"""OpenTelemetry traces of agents exported as OTLP JSON (collector file exporter, Phoenix, Langfuse).
+
+A file holds one ``TracesData`` object, ``{"resourceSpans": [{"resource": {"attributes"},
+"scopeSpans": [{"scope", "spans": [...]}]}]}``, or one such object per line (JSONL, as the
+collector's file exporter writes). A span carries ``traceId``, ``spanId``, ``parentSpanId``,
+``name``, ``startTimeUnixNano``/``endTimeUnixNano`` (decimal strings), ``status.code``
+(``2``/``STATUS_CODE_ERROR`` is an error) and ``attributes``: a list of ``{key, value}``, the
+value tagged as ``stringValue``, ``intValue`` (a decimal string), ``doubleValue``,
+``boolValue``, ``arrayValue.values`` or ``kvlistValue.values``.
+
+Two attribute conventions are read:
+
+- OpenTelemetry GenAI: ``gen_ai.operation.name`` (``chat``/``text_completion``/
+  ``generate_content`` model calls, ``execute_tool``, ``invoke_agent``), ``gen_ai.tool.name``,
+  ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``/``result``,
+  ``gen_ai.usage.input_tokens``/``output_tokens``, ``gen_ai.request.model`` and the message
+  lists ``gen_ai.input.messages``/``gen_ai.output.messages`` (JSON: ``role`` and ``parts`` of
+  ``text``/``reasoning``/``tool_call`` …);
+- OpenInference (Arize Phoenix): ``openinference.span.kind`` (``LLM``, ``TOOL``, ``AGENT``,
+  ``CHAIN`` …), ``tool.name``, ``tool.parameters``, ``input.value``, ``output.value``,
+  ``llm.model_name``, ``llm.token_count.prompt``/``completion`` and the flattened
+  ``llm.input_messages.<i>.message.role``/``content`` (and ``llm.output_messages``).
+
+**Steps.** A trace (``traceId``) is one episode; its spans, in start-time order, give: the
+root span's input as the instruction (a user ``message``), each tool span a ``tool_call``
+(tool name + indented JSON arguments) and its output as the ``tool_result`` under it (a span
+with error status reads ``Error: <status message>``), and each model-call span's reply text
+an assistant ``message`` (or the thought of the tool call right after it, with its
+reasoning). Other spans (chains, retrievers, nested agents) add no step.
+
+**Records.** The task is ``otlp:prompt-<hash of the instruction>``; the outcome comes from a
+``success``/``reward``/``score`` attribute (any namespace, e.g. ``eval.reward``) on the root
+span, else unknown; the agent is the first model named; usage is summed over model calls. A
+line that is not JSON, or a span without its ids or with malformed attributes, is an error
+naming the line (or record) and field; with ``--skip-bad`` that span or line is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from store import Episode, Outcome, Task, Usage
+from workbench.ingest.base import (
+    IngestError,
+    ParsedEpisode,
+    ReadContext,
+    json_key,
+    outcome_from,
+    text_of,
+)
+from workbench.ingest.record_files import instruction_key, namespaced
+from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
+from workbench.ingest.values import as_text, int_or_none, scalar, total
+
+name = "otlp"
+description = "OpenTelemetry GenAI / OpenInference traces as OTLP JSON (one object or JSONL)"
+
+ENVIRONMENT = "otlp"
+MODEL_OPERATIONS = ("chat", "text_completion", "generate_content")
+ERROR_CODES = (2, "2", "STATUS_CODE_ERROR", "ERROR")
+OUTCOME_KEYS = ("success", "resolved", "passed", "correct", "score", "reward")
+_RESOURCE_SPANS = json_key("resourceSpans", "[")
+_SCOPE_SPANS = json_key("scopeSpans", "[")
+
+
+def sniff(path: Path, head: str) -> bool:
+    """JSON holding OTLP's ``resourceSpans`` and ``scopeSpans`` lists."""
+    if not head.lstrip().startswith("{"):
+        return False
+    return bool(_RESOURCE_SPANS.search(head) and _SCOPE_SPANS.search(head))
+
+
+def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
+    """Yield bad records and spans as errors, then one episode per trace."""
+    traces: dict[str, list[_Span]] = {}
+    for where, data in _records(ctx):
+        if isinstance(data, IngestError):
+            yield data
+            continue
+        for span in _spans(ctx, where, data):
+            if isinstance(span, IngestError):
+                yield span
+            else:
+                traces.setdefault(span.trace_id, []).append(span)
+    if not traces:
+        raise ctx.error("", "", "no spans (not an OTLP trace export)")
+    for trace_id, spans in traces.items():
+        try:
+            yield _episode(ctx, trace_id, spans)
+        except IngestError as error:
+            yield error
+
+
+# -- reading the file -------------------------------------------------------------------------
+
+
+def _records(ctx: ReadContext) -> Iterator[tuple[str, Any]]:
+    """``(where, parsed object)`` of the file as one document, or of each of its JSON lines."""
+    with ctx.open() as handle:
+        data = handle.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ctx.error(f"byte {error.start}", "", "not UTF-8 text") from None
+    try:
+        yield "record 1", json.loads(text)
+        return
+    except json.JSONDecodeError as error:
+        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        if not (first.startswith("{") and first.endswith("}")):
+            where = f"line {error.lineno} column {error.colno}"
+            raise ctx.error(where, "", f"invalid JSON: {error.msg}") from None
+    yield from _lines(ctx, text)
+
+
+def _lines(ctx: ReadContext, text: str) -> Iterator[tuple[str, Any]]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield f"line {number}", json.loads(line)
+        except json.JSONDecodeError as error:
+            message = f"invalid JSON: {error.msg} (column {error.colno})"
+            yield f"line {number}", ctx.error(f"line {number}", "", message)
+
+
+@dataclass
+class _Span:
+    """One span with its attributes decoded."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str
+    name: str
+    start: int
+    end: int
+    attributes: dict[str, Any]
+    error: str | None
+    """The status message of a span with error status (``""`` if it has none); else ``None``."""
+    resource: dict[str, Any] = field(default_factory=dict)
+    raw: Any = None
+    order: int = 0
+
+
+def _spans(ctx: ReadContext, where: str, data: Any) -> Iterator[_Span | IngestError]:
+    """The spans of one ``TracesData`` object; a bad span is yielded as an error."""
+    if not isinstance(data, dict):
+        yield ctx.error(where, "", "expected a JSON object")
+        return
+    groups = data.get("resourceSpans")
+    if not isinstance(groups, list):
+        yield ctx.error(where, "resourceSpans", "expected a list")
+        return
+    for r, group in enumerate(groups):
+        at = f"resourceSpans.{r}"
+        try:
+            resource, scopes = _resource(ctx, where, at, group)
+        except IngestError as error:
+            yield error
+            continue
+        for s, scope in enumerate(scopes):
+            yield from _scope_spans(ctx, where, f"{at}.scopeSpans.{s}", scope, resource)
+
+
+def _resource(
+    ctx: ReadContext, where: str, at: str, group: Any
+) -> tuple[dict[str, Any], list[Any]]:
+    if not isinstance(group, dict):
+        raise ctx.error(where, at, "expected an object")
+    resource = group.get("resource") or {}
+    if not isinstance(resource, dict):
+        raise ctx.error(where, f"{at}.resource", "expected an object")
+    attributes = _attributes(ctx, where, f"{at}.resource.attributes", resource.get("attributes"))
+    scopes = group.get("scopeSpans")
+    if not isinstance(scopes, list):
+        raise ctx.error(where, f"{at}.scopeSpans", "expected a list")
+    return attributes, scopes
+
+
+def _scope_spans(
+    ctx: ReadContext, where: str, at: str, scope: Any, resource: dict[str, Any]
+) -> Iterator[_Span | IngestError]:
+    spans = scope.get("spans") if isinstance(scope, dict) else None
+    if not isinstance(spans, list):
+        yield ctx.error(where, f"{at}.spans", "expected a list")
+        return
+    for k, span in enumerate(spans):
+        try:
+            yield _span(ctx, where, f"{at}.spans.{k}", span, resource)
+        except IngestError as error:
+            yield error
+
+
+def _span(ctx: ReadContext, where: str, at: str, span: Any, resource: dict[str, Any]) -> _Span:
+    if not isinstance(span, dict):
+        raise ctx.error(where, at, "expected an object")
+    ids = {}
+    for key in ("traceId", "spanId"):
+        ids[key] = scalar(span.get(key))
+        if ids[key] is None:
+            raise ctx.error(where, f"{at}.{key}", "missing")
+    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    failed = status.get("code") in ERROR_CODES
+    return _Span(
+        trace_id=ids["traceId"],
+        span_id=ids["spanId"],
+        parent_id=scalar(span.get("parentSpanId")) or "",
+        name=as_text(span.get("name")),
+        start=_nanos(ctx, where, f"{at}.startTimeUnixNano", span.get("startTimeUnixNano")),
+        end=_nanos(ctx, where, f"{at}.endTimeUnixNano", span.get("endTimeUnixNano")),
+        attributes=_attributes(ctx, where, f"{at}.attributes", span.get("attributes")),
+        error=as_text(status.get("message")) if failed else None,
+        resource=resource,
+        raw=span,
+    )
+
+
+def _nanos(ctx: ReadContext, where: str, at: str, value: Any) -> int:
+    """A time in nanoseconds since the epoch (a decimal string or a number); 0 if absent."""
+    if value is None:
+        return 0
+    number = int_or_none(int(value) if isinstance(value, str) and value.isdigit() else value)
+    if number is None:
+        raise ctx.error(where, at, f"expected nanoseconds since the epoch, got {value!r}")
+    return number
+
+
+def _attributes(ctx: ReadContext, where: str, at: str, items: Any) -> dict[str, Any]:
+    """OTLP's ``[{key, value}]`` list as a plain dict of decoded values."""
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise ctx.error(where, at, "expected a list of {key, value}")
+    decoded = {}
+    for i, item in enumerate(items):
+        key = item.get("key") if isinstance(item, dict) else None
+        if not isinstance(key, str):
+            raise ctx.error(where, f"{at}.{i}.key", "missing")
+        decoded[key] = _value(ctx, where, f"{at}.{i}.value", item.get("value"))
+    return decoded
+
+
+def _value(ctx: ReadContext, where: str, at: str, value: Any) -> Any:
+    """One ``AnyValue``: its single tagged field, decoded."""
+    if value is None or value == {}:
+        return None
+    if not isinstance(value, dict):
+        raise ctx.error(where, at, "expected an AnyValue object")
+    if "stringValue" in value:
+        return as_text(value["stringValue"])
+    if "intValue" in value:
+        number = value["intValue"]
+        return int(number) if isinstance(number, str) and number.lstrip("-").isdigit() else number
+    if "doubleValue" in value or "boolValue" in value:
+        return value.get("doubleValue", value.get("boolValue"))
+    if "arrayValue" in value:
+        values = (value["arrayValue"] or {}).get("values") or []
+        return [_value(ctx, where, f"{at}.arrayValue.values.{i}", v) for i, v in enumerate(values)]
+    if "kvlistValue" in value:
+        pairs = (value["kvlistValue"] or {}).get("values")
+        return _attributes(ctx, where, f"{at}.kvlistValue.values", pairs)
+    if "bytesValue" in value:
+        return as_text(value["bytesValue"])
+    raise ctx.error(where, at, f"unknown value type {', '.join(map(str, value))}")
+
+
+# -- a trace as an episode --------------------------------------------------------------------
+
+
+def _kind(span: _Span) -> str:
+    """``tool``, ``model``, ``agent`` or ``other``, by either convention."""
+    operation = span.attributes.get("gen_ai.operation.name")
+    kind = as_text(span.attributes.get("openinference.span.kind")).upper()
+    if operation == "execute_tool" or kind == "TOOL":
+        return "tool"
+    if operation in MODEL_OPERATIONS or kind == "LLM":
+        return "model"
+    if operation in ("invoke_agent", "create_agent") or kind in ("AGENT", "CHAIN"):
+        return "agent"
+    return "other"
+
+
+def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpisode:
+    for order, span in enumerate(spans):
+        span.order = order
+    spans.sort(key=lambda s: (s.start, s.order))
+    ids = {s.span_id for s in spans}
+    root = next((s for s in spans if s.parent_id not in ids), spans[0])
+    where = f"trace {trace_id}"
+    instruction = _instruction(root, spans)
+    fields = _Steps().read(root, spans, instruction)
+    if not fields:
+        raise ctx.error(where, "", "no agent, model or tool spans in the trace")
+    episode_id = ctx.episode_id(f"trace-{trace_id}")
+    steps = build_steps(ctx, where, episode_id, fields)
+    key = instruction_key(instruction) if instruction else f"{ctx.content_hash[:12]}-{trace_id}"
+    task = Task(id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=instruction)
+    models = [s for s in spans if _kind(s) == "model"] or spans
+    episode = Episode(
+        id=episode_id,
+        task_id=task.id,
+        agent=next((m for m in map(_model, spans) if m), ""),
+        batch_id=ctx.batch_id,
+        outcome=_outcome(root),
+        usage=Usage(
+            prompt_tokens=total(_count(s, "input") for s in models),
+            completion_tokens=total(_count(s, "output") for s in models),
+        ),
+        source=ctx.source(where),
+        started_at=_time(min(s.start for s in spans)),
+        ended_at=_time(max(s.end for s in spans)),
+        metadata=_metadata(trace_id, root, spans),
+    )
+    return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+
+class _Steps:
+    """Step fields of a trace's spans, model text held back as the next call's thought."""
+
+    def __init__(self) -> None:
+        self.fields: list[dict[str, Any]] = []
+        self.held: dict[str, Any] | None = None
+
+    def read(self, root: _Span, spans: list[_Span], instruction: str) -> list[dict[str, Any]]:
+        """The steps of ``spans`` (sorted), the instruction first."""
+        if instruction:
+            self._add(root, root.start, kind="message", role="user", content=instruction)
+        for span in spans:
+            kind = _kind(span)
+            if kind == "tool":
+                self._tool(span)
+            elif kind == "model":
+                self._model(span)
+        self._flush()
+        return self.fields
+
+    def _add(self, span: _Span, nanos: int, **step: Any) -> None:
+        self.fields.append({"timestamp": _time(nanos), "raw": span.raw, **step})
+
+    def _model(self, span: _Span) -> None:
+        text, thought = _reply(span)
+        if span.error is not None:
+            self._flush()
+            self._add(span, span.end, kind="error", role="assistant", content=_failed(span, text))
+        elif text or thought:
+            self._flush()
+            self.held = {"span": span, "text": text, "thought": thought}
+
+    def _tool(self, span: _Span) -> None:
+        attrs = span.attributes
+        tool = as_text(attrs.get("gen_ai.tool.name") or attrs.get("tool.name"))
+        tool = tool or span.name.removeprefix("execute_tool ").strip() or "tool"
+        arguments = _first(attrs, "gen_ai.tool.call.arguments", "tool.parameters", "input.value")
+        call_id = as_text(attrs.get("gen_ai.tool.call.id")) or span.span_id
+        held, self.held = self.held or {}, None
+        thought = "\n\n".join(p for p in (held.get("thought"), held.get("text")) if p)
+        self._add(
+            span,
+            span.start,
+            kind="tool_call",
+            role="assistant",
+            thought=thought,
+            action=render_pretty_call(tool, arguments),
+            tool_name=tool,
+            tool_call_id=call_id,
+        )
+        result = as_text(_first(attrs, "gen_ai.tool.call.result", "output.value"))
+        observation = result if span.error is None else _failed(span, result)
+        self._add(span, span.end, **tool_result_step(observation, call_id, tool))
+
+    def _flush(self) -> None:
+        if self.held is None:
+            return
+        held, self.held = self.held, None
+        span = held["span"]
+        if held["text"]:
+            self._add(
+                span,
+                span.end,
+                kind="message",
+                role="assistant",
+                content=held["text"],
+                thought=held["thought"],
+            )
+        else:
+            self._add(span, span.end, kind="thought", role="assistant", thought=held["thought"])
+
+
+def _failed(span: _Span, text: str) -> str:
+    """``Error: …`` of a span with error status: its status message, else its output."""
+    message = span.error or text or "span failed"
+    return message if message.lower().startswith("error") else f"Error: {message}"
+
+
+def _first(attrs: dict[str, Any], *keys: str) -> Any:
+    return next((attrs[k] for k in keys if attrs.get(k) not in (None, "")), None)
+
+
+def _instruction(root: _Span, spans: list[_Span]) -> str:
+    """The root span's input, else the first user message a model call was given."""
+    for span in [root, *(s for s in spans if _kind(s) == "model")]:
+        attrs = span.attributes
+        text = _user_text(_messages(attrs.get("gen_ai.input.messages"))) or _flat_user(attrs)
+        if span is root:
+            text = text or _input_value(attrs.get("input.value"))
+        if text:
+            return text
+    return ""
+
+
+def _input_value(value: Any) -> str:
+    """OpenInference's ``input.value``: text, or a JSON object's usual input field."""
+    parsed = _json(value)
+    if isinstance(parsed, dict):
+        for key in ("input", "query", "question", "task", "prompt", "messages"):
+            if parsed.get(key):
+                found = parsed[key]
+                return _user_text(found) if isinstance(found, list) else as_text(found)
+    return as_text(value)
+
+
+def _messages(value: Any) -> list[Any]:
+    parsed = _json(value)
+    return parsed if isinstance(parsed, list) else []
+
+
+def _json(value: Any) -> Any:
+    if not isinstance(value, str) or not value.lstrip().startswith(("{", "[")):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def _user_text(messages: list[Any]) -> str:
+    """Text of the first user message of a GenAI (``parts``) or chat (``content``) list."""
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _parts_text(message, "text")
+    return ""
+
+
+def _parts_text(message: dict[str, Any], part_type: str) -> str:
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return text_of(message.get("content")) if part_type == "text" else ""
+    return "\n".join(
+        as_text(p.get("content"))
+        for p in parts
+        if isinstance(p, dict) and p.get("type") == part_type
+    )
+
+
+def _flat_user(attrs: dict[str, Any]) -> str:
+    """The first user message of OpenInference's flattened ``llm.input_messages``."""
+    for i in range(len(attrs)):
+        role = attrs.get(f"llm.input_messages.{i}.message.role")
+        if role is None:
+            return ""
+        if role == "user":
+            return as_text(attrs.get(f"llm.input_messages.{i}.message.content"))
+    return ""
+
+
+def _reply(span: _Span) -> tuple[str, str]:
+    """``(text, reasoning)`` a model call answered with, by either convention."""
+    attrs = span.attributes
+    outputs = [m for m in _messages(attrs.get("gen_ai.output.messages")) if isinstance(m, dict)]
+    if outputs:
+        text = "\n\n".join(t for t in (_parts_text(m, "text") for m in outputs) if t)
+        thought = "\n\n".join(t for t in (_parts_text(m, "reasoning") for m in outputs) if t)
+        return text, thought
+    text = as_text(attrs.get("llm.output_messages.0.message.content"))
+    if not text and attrs.get("output.mime_type") != "application/json":
+        text = as_text(attrs.get("output.value"))
+    return text, ""
+
+
+def _model(span: _Span) -> str:
+    attrs = span.attributes
+    return as_text(
+        attrs.get("gen_ai.request.model")
+        or attrs.get("gen_ai.response.model")
+        or attrs.get("llm.model_name")
+    )
+
+
+def _count(span: _Span, side: str) -> int | None:
+    attrs = span.attributes
+    legacy = "prompt" if side == "input" else "completion"
+    value = attrs.get(f"gen_ai.usage.{side}_tokens", attrs.get(f"llm.token_count.{legacy}"))
+    return int_or_none(value)
+
+
+def _outcome(root: _Span) -> Outcome:
+    """From a ``success``/``score``/``reward`` attribute of the root span, any namespace."""
+    found = {}
+    for key, value in root.attributes.items():
+        last = key.rsplit(".", 1)[-1]
+        if last in OUTCOME_KEYS and last not in found:
+            found[last] = value
+    if not found:
+        return Outcome()
+    return outcome_from(found, message=as_text(root.attributes.get("eval.message")))
+
+
+def _time(nanos: int) -> datetime | None:
+    return datetime.fromtimestamp(nanos / 1e9, UTC) if nanos else None
+
+
+def _metadata(trace_id: str, root: _Span, spans: list[_Span]) -> dict[str, Any]:
+    found = {
+        "trace_id": trace_id,
+        "root_span": root.name or None,
+        "service_name": scalar(root.resource.get("service.name")),
+        "agent_name": scalar(root.attributes.get("gen_ai.agent.name")),
+        "session_id": scalar(
+            root.attributes.get("session.id") or root.attributes.get("gen_ai.conversation.id")
+        ),
+        "spans": len(spans),
+    }
+    return {k: v for k, v in found.items() if v is not None}
