@@ -524,5 +524,6 @@ def _metadata(trace_id: str, root: _Span, spans: list[_Span]) -> dict[str, Any]:
             root.attributes.get("session.id") or root.attributes.get("gen_ai.conversation.id")
         ),
         "spans": len(spans),
+        "error": root.error or None,
     }
     return {k: v for k, v in found.items() if v is not None}

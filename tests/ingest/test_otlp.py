@@ -1,0 +1,240 @@
+"""OTLP JSON trace exports: one episode per trace, tool spans as calls, both conventions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from store import Store
+from tests.ingest.helpers import (
+    assert_reimport_adds_nothing,
+    bad_reasons,
+    import_error,
+    only_episode,
+    write_json,
+    write_jsonl,
+)
+from workbench.ingest import formats, import_paths, otlp
+
+GENAI = "genai_agent_trace.json"
+OPENINFERENCE = "openinference_traces.jsonl"
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+T0 = 1760457600000000000
+
+
+@pytest.fixture
+def otlp_dir(data_dir: Path) -> Path:
+    return data_dir / "otlp"
+
+
+def _value(value):
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    return {"stringValue": value}
+
+
+def span(span_id, parent, start, end, attributes, trace="t1", status=None):
+    """One OTLP JSON span of trace ``trace``, times in milliseconds after ``T0``."""
+    return {
+        "traceId": trace,
+        "spanId": span_id,
+        "parentSpanId": parent,
+        "name": span_id,
+        "startTimeUnixNano": str(T0 + start * 1_000_000),
+        "endTimeUnixNano": str(T0 + end * 1_000_000),
+        "attributes": [{"key": k, "value": _value(v)} for k, v in attributes.items()],
+        "status": status or {},
+    }
+
+
+def traces(*spans):
+    """A ``TracesData`` object holding ``spans``."""
+    return {
+        "resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}]
+    }
+
+
+def test_a_genai_trace_is_one_episode_of_tool_calls_and_replies(store, otlp_dir):
+    report = import_paths(store, [otlp_dir / GENAI])
+    assert report.files[0].format == "otlp" and report.episodes == 1
+    episode = only_episode(store)
+    assert episode.agent == "gpt-4.1" and episode.outcome.success is True  # eval.success
+    assert (episode.usage.prompt_tokens, episode.usage.completion_tokens) == (4402, 237)
+    assert episode.metadata["service_name"] == "date-fixer"
+    assert episode.metadata["agent_name"] == "fixer" and episode.metadata["spans"] == 8
+    task = store.task(episode.task_id)
+    assert task.environment == "otlp" and task.id.startswith("otlp:prompt-")
+    assert task.instruction.startswith("The tests in tests/test_dates.py fail.")
+    steps = store.steps(episode.id)
+    assert [s.kind for s in steps] == [
+        "message",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "tool_result",
+        "message",
+    ]  # fmt: skip — spans were exported in end order; steps follow start order
+    first = steps[1]
+    assert first.action == 'run_shell({\n  "command": "pytest -q tests/test_dates.py"\n})'
+    assert first.thought == "Run the failing tests first.\n\nLet me run the tests."
+    assert (first.tool_name, first.tool_call_id) == ("run_shell", "call_01")
+    assert steps[2].observation.endswith("1 failed, 1 passed")
+    assert steps[2].tool_call_id == "call_01"
+    assert steps[4].observation == "Error: FileNotFoundError: src/date.py"  # error status
+    assert steps[7].role == "assistant" and steps[7].content.startswith("parse_date now")
+    assert steps[0].timestamp < steps[1].timestamp < steps[2].timestamp
+
+
+def test_openinference_jsonl_gives_one_episode_per_trace(store, otlp_dir):
+    report = import_paths(store, [otlp_dir / OPENINFERENCE])
+    assert report.files[0].format == "otlp" and report.episodes == 2
+    by_trace = {e.metadata["trace_id"]: e for e in store.episodes()}
+    answered = by_trace[TRACE]  # its spans are split over both lines
+    assert answered.outcome.success is True and answered.outcome.score == 1.0  # reward
+    assert (answered.usage.prompt_tokens, answered.usage.completion_tokens) == (500, 27)
+    assert answered.agent == "gpt-4o-mini" and answered.metadata["session_id"] == "sess-42"
+    assert store.task(answered.task_id).instruction.startswith("What is the capital")
+    steps = store.steps(answered.id)
+    assert [s.kind for s in steps] == ["message", "tool_call", "tool_result", "message"]
+    assert steps[1].action == 'search({\n  "query": "Eiffel Tower location"\n})'
+    assert steps[1].thought == "I should look up where the Eiffel Tower is."
+    assert steps[2].observation.startswith("The Eiffel Tower is on the Champ de Mars")
+    assert steps[3].content == "Paris"
+    failed = next(e for e in store.episodes() if e.id != answered.id)
+    assert failed.outcome.success is None  # no outcome attribute: unknown
+    assert failed.metadata["error"] == "RateLimitError: quota exceeded"
+    kinds = [(s.kind, s.content) for s in store.steps(failed.id)]
+    assert kinds[-1] == ("error", "Error: RateLimitError: quota exceeded")
+
+
+def test_a_score_attribute_on_the_root_gives_the_outcome(tmp_path, store):
+    path = write_json(
+        tmp_path / "t.json",
+        traces(
+            span("r", "", 0, 9, {"gen_ai.operation.name": "invoke_agent", "score": 0.25}),
+            span("c", "r", 1, 2, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "ls"}),
+        ),
+    )  # fmt: skip
+    import_paths(store, [path])
+    episode = only_episode(store)
+    assert (episode.outcome.success, episode.outcome.score) == (False, 0.25)
+    steps = store.steps(episode.id)
+    assert [s.action for s in steps if s.kind == "tool_call"] == ["ls()"]
+    assert steps[0].tool_call_id == "c"  # no call id: the span id
+
+
+def test_importing_twice_adds_nothing(store, otlp_dir):
+    paths = [otlp_dir / GENAI, otlp_dir / OPENINFERENCE]
+    assert_reimport_adds_nothing(store, paths, "otlp", episodes=3)
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+
+def test_a_bad_span_fails_the_import_naming_line_and_field(store, otlp_dir):
+    path = otlp_dir / "bad_lines.jsonl"
+    error = import_error(store, path, "otlp")
+    assert str(error) == (
+        f"{path}: line 2: field 'resourceSpans.0.scopeSpans.0.spans.0.traceId': missing"
+    )
+    assert store.count_episodes() == 0 and store.batches() == []
+
+
+def test_skip_bad_names_each_bad_line_and_field(store, otlp_dir):
+    path = otlp_dir / "bad_lines.jsonl"
+    report = import_paths(store, [path], skip_bad=True)
+    reasons = bad_reasons(report, path)
+    assert reasons[0] == "line 2: field 'resourceSpans.0.scopeSpans.0.spans.0.traceId': missing"
+    assert reasons[1].startswith("line 3: invalid JSON")
+    assert reasons[2] == (
+        "line 4: field 'resourceSpans.0.scopeSpans.0.spans.0.attributes.0.key': missing"
+    )
+    steps = store.steps(only_episode(store).id)
+    assert [s.content for s in steps] == ["Say hello.", "Hello."]
+
+
+@pytest.mark.parametrize(
+    ("bad", "where", "field"),
+    [
+        ({"resourceSpans": {}}, "record 1", "resourceSpans"),
+        (
+            traces({**span("a", "", 0, 1, {}), "startTimeUnixNano": "soon"}),
+            "record 1",
+            "resourceSpans.0.scopeSpans.0.spans.0.startTimeUnixNano",
+        ),
+        (
+            traces({**span("a", "", 0, 1, {}), "attributes": [{"key": "k", "value": {"x": 1}}]}),
+            "record 1",
+            "resourceSpans.0.scopeSpans.0.spans.0.attributes.0.value",
+        ),
+    ],
+)
+def test_a_malformed_record_is_named(tmp_path, store, bad, where, field):
+    path = write_json(tmp_path / "bad.json", bad)
+    error = import_error(store, path, "otlp")
+    assert (error.where, error.field) == (where, field)
+    assert str(error).startswith(f"{path}: {where}: field '{field}'")
+
+
+def test_a_cut_document_names_its_line(tmp_path, store, otlp_dir):
+    text = (otlp_dir / GENAI).read_text()
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) // 2])
+    error = import_error(store, path, "otlp")
+    assert error.where.startswith("line ") and "invalid JSON" in error.message
+
+
+def test_a_trace_without_agent_spans_fails_clearly(tmp_path, store):
+    path = write_jsonl(tmp_path / "t.jsonl", [traces(span("a", "", 0, 1, {"http.method": "GET"}))])
+    error = import_error(store, path, "otlp")
+    assert str(error) == f"{path}: trace t1: no agent, model or tool spans in the trace"
+
+
+def test_an_export_without_spans_fails_clearly(tmp_path, store):
+    path = write_json(tmp_path / "t.json", {"resourceSpans": []})
+    error = import_error(store, path, "otlp")
+    assert str(error) == f"{path}: no spans (not an OTLP trace export)"
+
+
+# -- detection --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [GENAI, OPENINFERENCE, "bad_lines.jsonl"])
+def test_exports_are_detected(otlp_dir, name):
+    assert formats.detect(otlp_dir / name) is otlp
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        '{"messages": [{"role": "user", "content": "resourceSpans scopeSpans"}]}\n',
+        '{"type": "response_item", "payload": {}}\n',
+        '{"resourceMetrics": [{"scopeMetrics": []}]}\n',
+    ],
+)
+def test_other_files_are_not_otlp(head):
+    assert not otlp.sniff(Path("x.json"), head)
+
+
+def test_the_cli_names_the_bad_line_and_skip_bad_keeps_the_rest(db_path, otlp_dir):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    path = otlp_dir / "bad_lines.jsonl"
+    env = {"WORKBENCH_DB": str(db_path)}
+    failed = CliRunner().invoke(main, ["import", str(path)], env=env)
+    assert failed.exit_code == 1 and "Traceback" not in failed.output
+    assert f"{path}: line 2: field" in failed.output
+    skipped = CliRunner().invoke(main, ["import", "--skip-bad", str(path)], env=env)
+    assert skipped.exit_code == 0, skipped.output
+    assert "line 4" in skipped.output
+    with Store(db_path) as store:
+        assert store.count_episodes() == 1
