@@ -238,3 +238,10 @@ def test_the_cli_names_the_bad_line_and_skip_bad_keeps_the_rest(db_path, otlp_di
     assert "line 4" in skipped.output
     with Store(db_path) as store:
         assert store.count_episodes() == 1
+
+
+def test_the_sample_is_detected(store):
+    from workbench.ingest import SAMPLES
+
+    report = import_paths(store, [SAMPLES / "otlp_genai_trace.json"])
+    assert report.files[0].format == "otlp" and report.episodes == 1
