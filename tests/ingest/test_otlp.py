@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from store import Store
 from tests.ingest.helpers import (
+    FIFTY_MB,
     assert_reimport_adds_nothing,
+    assert_stored_whole,
     bad_reasons,
     import_error,
     only_episode,
@@ -128,6 +131,41 @@ def test_a_score_attribute_on_the_root_gives_the_outcome(tmp_path, store):
     steps = store.steps(episode.id)
     assert [s.action for s in steps if s.kind == "tool_call"] == ["ls()"]
     assert steps[0].tool_call_id == "c"  # no call id: the span id
+
+
+def test_a_tool_span_without_content_takes_it_from_the_model_messages(tmp_path, store):
+    call = {"type": "tool_call", "id": "call_9", "name": "ls", "arguments": {"path": "src"}}
+    answer = {"type": "tool_call_response", "id": "call_9", "response": ["a.py", "b.py"]}
+    first = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [call]}]),
+    }
+    second = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": json.dumps([{"role": "tool", "parts": [answer]}]),
+    }
+    tool = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "ls",
+        "gen_ai.tool.call.id": "call_9",
+    }
+    path = write_json(
+        tmp_path / "t.json",
+        traces(span("r", "", 0, 9, {"gen_ai.operation.name": "invoke_agent"}),
+               span("m1", "r", 1, 2, first), span("c", "r", 3, 4, tool), span("m2", "r", 5, 6, second)),
+    )  # fmt: skip
+    import_paths(store, [path])
+    call_step, result = store.steps(only_episode(store).id)[:2]
+    assert call_step.action == 'ls({\n  "path": "src"\n})'
+    assert result.observation == '["a.py", "b.py"]'
+
+
+def test_a_50_mb_tool_result_is_stored_whole(tmp_path, store):
+    huge = "x" * FIFTY_MB + "END"
+    tool = {"openinference.span.kind": "TOOL", "tool.name": "cat", "output.value": huge}
+    path = write_jsonl(tmp_path / "big.jsonl", [traces(span("r", "", 0, 9, tool))])
+    import_paths(store, [path])
+    assert_stored_whole(store.step(only_episode(store).id, 1).observation, huge)
 
 
 def test_importing_twice_adds_nothing(store, otlp_dir):

@@ -24,7 +24,9 @@ Two attribute conventions are read:
 **Steps.** A trace (``traceId``) is one episode; its spans, in start-time order, give: the
 root span's input as the instruction (a user ``message``), each tool span a ``tool_call``
 (tool name + indented JSON arguments) and its output as the ``tool_result`` under it (a span
-with error status reads ``Error: <status message>``), and each model-call span's reply text
+with error status reads ``Error: <status message>``; arguments and result a GenAI tool span
+does not record are taken from the ``tool_call``/``tool_call_response`` message parts with its
+call id), and each model-call span's reply text
 an assistant ``message`` (or the thought of the tool call right after it, with its
 reasoning). Other spans (chains, retrievers, nested agents) add no step.
 
@@ -325,9 +327,15 @@ class _Steps:
     def __init__(self) -> None:
         self.fields: list[dict[str, Any]] = []
         self.held: dict[str, Any] | None = None
+        self.parts: dict[tuple[str, str], Any] = {}
+        """``(part type, call id)`` → arguments of a ``tool_call`` part of a model's output,
+        or response of a ``tool_call_response`` part of its input: a tool span's arguments
+        and result when it does not record them itself (they are opt-in in GenAI)."""
 
     def read(self, root: _Span, spans: list[_Span], instruction: str) -> list[dict[str, Any]]:
         """The steps of ``spans`` (sorted), the instruction first."""
+        for span in spans:
+            self._collect_parts(span)
         if instruction:
             self._add(root, root.start, kind="message", role="user", content=instruction)
         for span in spans:
@@ -338,6 +346,15 @@ class _Steps:
                 self._model(span)
         self._flush()
         return self.fields
+
+    def _collect_parts(self, span: _Span) -> None:
+        for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
+            for message in _messages(span.attributes.get(key)):
+                parts = message.get("parts") if isinstance(message, dict) else None
+                for part in parts if isinstance(parts, list) else []:
+                    if isinstance(part, dict) and scalar(part.get("id")):
+                        value = part.get("arguments", part.get("response"))
+                        self.parts.setdefault((as_text(part.get("type")), part["id"]), value)
 
     def _add(self, span: _Span, nanos: int, **step: Any) -> None:
         self.fields.append({"timestamp": _time(nanos), "raw": span.raw, **step})
@@ -357,6 +374,8 @@ class _Steps:
         tool = tool or span.name.removeprefix("execute_tool ").strip() or "tool"
         arguments = _first(attrs, "gen_ai.tool.call.arguments", "tool.parameters", "input.value")
         call_id = as_text(attrs.get("gen_ai.tool.call.id")) or span.span_id
+        if arguments is None:
+            arguments = self.parts.get(("tool_call", call_id))
         held, self.held = self.held or {}, None
         thought = "\n\n".join(p for p in (held.get("thought"), held.get("text")) if p)
         self._add(
@@ -369,7 +388,10 @@ class _Steps:
             tool_name=tool,
             tool_call_id=call_id,
         )
-        result = as_text(_first(attrs, "gen_ai.tool.call.result", "output.value"))
+        result = _first(attrs, "gen_ai.tool.call.result", "output.value")
+        result = _result_text(
+            self.parts.get(("tool_call_response", call_id)) if result is None else result
+        )
         observation = result if span.error is None else _failed(span, result)
         self._add(span, span.end, **tool_result_step(observation, call_id, tool))
 
@@ -389,6 +411,13 @@ class _Steps:
             )
         else:
             self._add(span, span.end, kind="thought", role="assistant", thought=held["thought"])
+
+
+def _result_text(value: Any) -> str:
+    """A tool's result as text: a string as it is, anything else as JSON."""
+    if value is None or isinstance(value, str):
+        return as_text(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _failed(span: _Span, text: str) -> str:
