@@ -104,17 +104,19 @@ def resolve(obj: Any, parts: tuple[str | int, ...]) -> list[Any]:
     """Every value at the path's parts in ``obj`` (none when it is absent)."""
     values = [obj]
     for part in parts:
-        found: list[Any] = []
-        for value in values:
-            if part == "*" and isinstance(value, list):
-                found += value
-            elif isinstance(part, int) and isinstance(value, list) and part < len(value):
-                found.append(value[part])
-            elif isinstance(part, str) and part != "*" and isinstance(value, dict):
-                if part in value:
-                    found.append(value[part])
-        values = found
+        values = [found for value in values for found in _inside(value, part)]
     return values
+
+
+def _inside(value: Any, part: str | int) -> list[Any]:
+    """The values one path part reaches from ``value``."""
+    if isinstance(value, list):
+        if part == "*":
+            return value
+        return [value[part]] if isinstance(part, int) and part < len(value) else []
+    if isinstance(value, dict) and isinstance(part, str) and part in value:
+        return [value[part]]
+    return []
 
 
 # -- the mapping ------------------------------------------------------------------------------
