@@ -202,6 +202,7 @@ def test_a_text_log_without_start_pattern_is_one_episode(store, tmp_path):
         ('[steps]\npath = "s"\naction = "a..b"\n', "field 'steps.action': value error, bad path"),
         ("[text]\naction = '(unclosed'\n", "field 'text.action': value error, bad regular"),
         ('name = "x"\n', "a jsonl mapping needs a [steps] table"),
+        ('name = ""\n[text]\n', "field 'name': string should match pattern"),
         ("[steps\n", "invalid TOML"),
     ],
 )

@@ -50,7 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from store import Episode, Outcome, Task
 from workbench.ingest.base import (
@@ -243,7 +250,7 @@ class Text(_Section):
 class Mapping(_Section):
     """A mapping file: where a log keeps episodes, steps and outcomes."""
 
-    name: str = "mapped"
+    name: str = Field("mapped", pattern=r"^[\w.\-]+$")
     """The tasks' environment (task ids are ``<name>:<task>``) and the source format."""
     format: Literal["json", "jsonl", "text"] | None = None
     """How the log is read (default: ``text`` with ``[text]``, ``json`` with
