@@ -16,7 +16,7 @@ README = (ROOT / "README.md").read_text()
 
 
 def code_blocks() -> list[str]:
-    return re.findall(r"```(?:bash|console|python|json)?\n(.*?)```", README, flags=re.S)
+    return re.findall(r"```(?:bash|console|python|json|toml)?\n(.*?)```", README, flags=re.S)
 
 
 def test_quick_start_is_the_first_block_and_ci_runs_its_test_command():

@@ -24,6 +24,7 @@ from workbench.cli.tables import Column, print_records
 if TYPE_CHECKING:
     from store import Episode, EpisodeFilter, Store
     from workbench.ingest import FileReport, ImportReport, ParsedEpisode
+    from workbench.ingest.base import Importer
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -75,6 +76,12 @@ IMPORT_HELP = (
     help="Force a format instead of detecting it per file.",
 )
 @click.option(
+    "--map",
+    "mapping",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read every file through a mapping file (TOML: where episodes, steps and outcomes are).",
+)
+@click.option(
     "--results",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Results or evaluation report to join outcomes from.",
@@ -98,6 +105,7 @@ def import_command(
     store: Store,
     paths: tuple[Path, ...],
     fmt: str | None,
+    mapping: Path | None,
     results: Path | None,
     skip_bad: bool,
     batch_name: str | None,
@@ -116,11 +124,13 @@ def import_command(
         batch_name = batch_name or "samples"
     if not targets:
         raise click.UsageError("give files or folders to import, or --samples")
+    if mapping is not None and fmt is not None:
+        raise click.UsageError("give --format or --map, not both")
     try:
         report = import_paths(
             store,
             targets,
-            format=fmt,
+            format=_mapped(mapping) if mapping is not None else fmt,
             results=results,
             skip_bad=skip_bad,
             batch=batch_name,
@@ -139,6 +149,13 @@ def import_command(
     _print_report(report)
     if report.failures():
         raise click.ClickException(plain(_gave_nothing(report.failures())))
+
+
+def _mapped(path: Path) -> Importer:
+    """The importer a mapping file describes; a bad mapping is one error naming its key."""
+    from workbench.ingest import mapped
+
+    return mapped.load(path)
 
 
 def _gave_nothing(lines: list[str]) -> str:

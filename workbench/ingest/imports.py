@@ -200,7 +200,7 @@ def import_paths(
     store: Store,
     paths: Iterable[Path | str],
     *,
-    format: str | None = None,
+    format: str | Importer | None = None,
     results: Path | str | None = None,
     skip_bad: bool = False,
     batch: str | None = None,
@@ -221,7 +221,8 @@ def import_paths(
         store: where episodes go.
         paths: files or directories; directories are walked and files no format claims are
             ignored (reported with the reason).
-        format: force one importer by name instead of detecting per file.
+        format: force one importer, by name or as an importer object (a mapping's, see
+            :mod:`workbench.ingest.mapped`), instead of detecting per file.
         results: a results/evaluation file to join outcomes from (formats that support it).
         skip_bad: skip unreadable records (and files), reporting why, instead of failing.
         batch: name of the batch to add episodes to (created if new).
@@ -235,10 +236,10 @@ def import_paths(
         raise IngestError(results_path, "", "", "results file not found")
     given = [Path(p) for p in paths]
     files = expand(given)
-    forced = formats.by_name(format) if format else None
+    forced = (formats.by_name(format) if isinstance(format, str) else format) if format else None
     params = {
         "paths": [str(p) for p, _ in files],
-        "format": format,
+        "format": forced.name if forced else None,
         "results": str(results) if results else None,
     }
     job = _Import(store, batch, params)
