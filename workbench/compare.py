@@ -39,11 +39,10 @@ def verb_of(action: str, lexicon: Lexicon | None = None) -> str:
     else its first word; a one-word verb takes a particle that follows it (``look around``,
     ``put down``). Empty for an empty action."""
     text = _collapse(action)
-    verbs = (lexicon or _installed()).verbs
-    known = [verb for verb in verbs if text == verb or text.startswith(verb + " ")]
+    known = (lexicon or _installed()).known_verb(text)
     words = text.split(" ", 2)
-    if known and (" " in max(known, key=len) or len(words) < 2 or words[1] not in _PARTICLES):
-        return max(known, key=len)
+    if known and (" " in known or len(words) < 2 or words[1] not in _PARTICLES):
+        return known
     return " ".join(words[:2]) if len(words) > 1 and words[1] in _PARTICLES else words[0]
 
 
@@ -375,12 +374,11 @@ def contrast_of_family(store: Store, episode: Episode) -> Episode | None:
     if not family:
         return None
     for agent in (episode.agent, None):
-        where = EpisodeFilter(outcome="passed", agent=agent)
-        if not is_inferred(family):
-            where = EpisodeFilter(outcome="passed", agent=agent, family=family)
-            found = store.episodes(where, limit=2)
-        else:
-            found = episodes_of(store, family, where)
+        found = (
+            episodes_of(store, family, EpisodeFilter(outcome="passed", agent=agent))
+            if is_inferred(family)  # read until one matches; a stored family is one query
+            else store.episodes(EpisodeFilter(outcome="passed", agent=agent, family=family), 2)
+        )
         match = next((c for c in found if c.id != episode.id), None)
         if match is not None:
             return match

@@ -154,3 +154,24 @@ def assert_skip_bad_keeps_good(
 def assert_stored_whole(stored: str, original: str) -> None:
     """``stored`` is all of ``original``, a huge text: as long, and with the same ending."""
     assert len(stored) == len(original) and stored.endswith(original[-16:])
+
+
+def assert_cli_names_bad_line(
+    db_path: Path, path: Path, failed_says: str, skipped_says: str
+) -> None:
+    """``workbench import`` of ``path`` fails in one message (no traceback) that says
+    ``failed_says``; with ``--skip-bad`` it succeeds, says ``skipped_says`` and keeps the one
+    good episode."""
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    env = {"WORKBENCH_DB": str(db_path)}
+    failed = CliRunner().invoke(main, ["import", str(path)], env=env)
+    assert failed.exit_code == 1 and "Traceback" not in failed.output
+    assert failed_says in failed.output
+    skipped = CliRunner().invoke(main, ["import", "--skip-bad", str(path)], env=env)
+    assert skipped.exit_code == 0, skipped.output
+    assert skipped_says in skipped.output
+    with Store(db_path) as store:
+        assert store.count_episodes() == 1

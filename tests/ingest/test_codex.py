@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from store import Store
 from tests.ingest.helpers import (
+    assert_cli_names_bad_line,
     assert_reimport_adds_nothing,
     bad_reasons,
     import_error,
@@ -179,17 +179,5 @@ def test_a_50_mb_output_is_stored_whole(tmp_path, store):
 
 
 def test_the_cli_names_the_bad_line_in_one_message_and_skip_bad_keeps_the_rest(db_path, data_dir):
-    from click.testing import CliRunner
-
-    from workbench.cli import main
-
     path = data_dir / "codex" / "bad_lines.jsonl"
-    env = {"WORKBENCH_DB": str(db_path)}
-    failed = CliRunner().invoke(main, ["import", str(path)], env=env)
-    assert failed.exit_code == 1 and "Traceback" not in failed.output
-    assert f"{path}: line 3: invalid JSON" in failed.output
-    skipped = CliRunner().invoke(main, ["import", "--skip-bad", str(path)], env=env)
-    assert skipped.exit_code == 0, skipped.output
-    assert "line 3" in skipped.output
-    with Store(db_path) as store:
-        assert store.count_episodes() == 1
+    assert_cli_names_bad_line(db_path, path, f"{path}: line 3: invalid JSON", "line 3")

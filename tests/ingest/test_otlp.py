@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from store import Store
 from tests.ingest.helpers import (
     FIFTY_MB,
+    assert_cli_names_bad_line,
     assert_reimport_adds_nothing,
     assert_stored_whole,
     bad_reasons,
@@ -262,20 +262,8 @@ def test_other_files_are_not_otlp(head):
 
 
 def test_the_cli_names_the_bad_line_and_skip_bad_keeps_the_rest(db_path, otlp_dir):
-    from click.testing import CliRunner
-
-    from workbench.cli import main
-
     path = otlp_dir / "bad_lines.jsonl"
-    env = {"WORKBENCH_DB": str(db_path)}
-    failed = CliRunner().invoke(main, ["import", str(path)], env=env)
-    assert failed.exit_code == 1 and "Traceback" not in failed.output
-    assert f"{path}: line 2: field" in failed.output
-    skipped = CliRunner().invoke(main, ["import", "--skip-bad", str(path)], env=env)
-    assert skipped.exit_code == 0, skipped.output
-    assert "line 4" in skipped.output
-    with Store(db_path) as store:
-        assert store.count_episodes() == 1
+    assert_cli_names_bad_line(db_path, path, f"{path}: line 2: field", "line 4")
 
 
 def test_the_sample_is_detected(store):

@@ -28,8 +28,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.compare import entity_phrases
-from workbench.envs.lexicon import Exit, Lexicon, Scene
-from workbench.envs.registry import INSTALLED, read_scene
+from workbench.envs.lexicon import OPPOSITE, ROLES, Exit, Lexicon, Scene
+from workbench.envs.registry import INSTALLED
 
 STOP = "STOP"
 """The proposed action of an agent that wants to end the episode."""
@@ -164,7 +164,7 @@ class Evidence:
             self.look, self.inventory = self.scene()
             self.scene = None
         recent = "\n".join(f"> {a}\n{o}" for a, o in self.history[-6:])
-        found = read_scene(self.look, self.lexicon) if self.look else None
+        found = (self.lexicon or INSTALLED).scene(self.look) if self.look else None
         lines = f"\n{found.as_text()}" if found is not None else ""
         return (
             f"instruction: {self.instruction}\nobservation: {self.observation}\n"
@@ -287,23 +287,10 @@ class DelegateResult:
     reason: str
 
 
-_OPPOSITE = {
-    "north": "south",
-    "east": "west",
-    "up": "down",
-    "in": "out",
-    "northeast": "southwest",
-    "northwest": "southeast",
-}
-_OPPOSITE |= {b: a for a, b in _OPPOSITE.items()}
-DIRECTIONS = frozenset(_OPPOSITE)
-"""Compass words: exits that worlds name by direction rather than by the place they lead to."""
-
-
 def way_back(taken: Exit, left: Scene, arrived: Scene) -> Exit | None:
     """The exit of ``arrived`` that returns through ``taken``: the one named after the place
     left (worlds that name exits by room), else the opposite compass direction."""
-    for name in (left.location, _OPPOSITE.get(taken.name.lower(), "")):
+    for name in (left.location, OPPOSITE.get(taken.name.lower(), "")):
         back = next((e for e in arrived.exits if name and e.name.lower() == name.lower()), None)
         if back is not None and back.go:
             return back
@@ -330,17 +317,20 @@ class _Explorer:
             return way
         return None
 
-    def go(self, scene: Scene, way: Exit, look: Callable[[], str]) -> None:
-        """Take ``way`` (opening it first), remembering how to come back."""
+    def go(self, scene: Scene, way: Exit, look: Callable[[], str]) -> str:
+        """Take ``way`` (opening it first), remembering how to come back; the room text
+        where it arrived."""
         self.tried.add((scene.location, way.name))
         if way.state == "closed" and way.open:
             self.use(way.open)
         self.use(way.go)
-        arrived = self.lexicon.scene(look())
+        room_text = look()
+        arrived = self.lexicon.scene(room_text)
         back = way_back(way, scene, arrived) if arrived is not None else None
         if arrived is not None and arrived.location != scene.location and back is not None:
             self.tried.add((arrived.location, back.name))
             self.trail.append(back.go)
+        return room_text
 
 
 def run_delegate(
@@ -367,8 +357,10 @@ def run_delegate(
 
     reader = lexicon or INSTALLED
     walk = _Explorer(form, reader, use)
+    arrived: str | None = None  # the room text read on arriving, not read twice
     while steps < form.max_steps and not done():
-        room_text = look()
+        room_text = arrived if arrived is not None else look()
+        arrived = None
         scene = reader.scene(room_text)
         here = scene.location if scene is not None else "?"
         if here not in walk.visited:
@@ -378,7 +370,7 @@ def run_delegate(
             return DelegateResult(True, steps, walk.visited, f"objective reached in the {here}")
         way = walk.untried(scene) if scene is not None else None
         if way is not None:
-            walk.go(scene, way, look)
+            arrived = walk.go(scene, way, look)
         elif walk.trail:
             use(walk.trail.pop())
         else:
@@ -386,10 +378,6 @@ def run_delegate(
     return DelegateResult(
         False, steps, walk.visited, "step budget exhausted" if not done() else "episode ended"
     )
-
-
-ROLES = frozenset(("move", "open", "take", "check", "decide", "wait", "other"))
-"""Tools that name an action role rather than an action prefix."""
 
 
 def _allowed(form: DelegateForm, action: str, lexicon: Lexicon) -> bool:

@@ -27,7 +27,7 @@ import random
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from workbench.agents.guidance import STOP
 from workbench.envs.lexicon import GENERIC_MODES, PLAIN, ActionRole, Lexicon, MistakeMode
@@ -77,9 +77,14 @@ class Plan:
     lexicon: Lexicon
     """The world's reading of its actions."""
 
+    @cached_property
+    def roles(self) -> tuple[ActionRole, ...]:
+        """How each gold step reads (read once: the kinds ask again and again)."""
+        return tuple(self.lexicon.role(action) for action in self.gold)
+
     def role(self, i: int) -> str:
         """The role of gold step ``i``."""
-        return self.lexicon.role(self.gold[i]).role
+        return self.roles[i].role
 
 
 Planner = Callable[[MistakeMode, Plan, random.Random], list[Mistake]]
@@ -175,7 +180,7 @@ def wrong_object(mode: MistakeMode, plan: Plan, rng: random.Random) -> list[Mist
     return [
         Mistake(mode.name, i, "", i + 1, choose=mode)
         for i, action in enumerate(plan.gold)
-        if _wrong_object_step(mode, plan.lexicon.role(action), action)
+        if _wrong_object_step(mode, plan.roles[i], action)
     ]
 
 
@@ -261,7 +266,7 @@ def skip_step(mode: MistakeMode, plan: Plan, rng: random.Random) -> list[Mistake
     it — not walking, checking or waiting) and carry on with the next."""
     gold, found = plan.gold, []
     for i in range(len(gold) - 1):
-        role = plan.lexicon.role(gold[i])
+        role = plan.roles[i]
         later = " ".join(gold[i + 1 :]).lower()
         if role.role not in NEVER_SKIPPED and role.target and role.target in later:
             found.append(Mistake(mode.name, i, gold[i + 1], i + 2))

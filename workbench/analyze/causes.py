@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from store import Episode, EpisodeFilter, Step, Store
+from store import Episode, EpisodeFilter, Step, Store, Task
 from workbench.analyze.analyst import FailureCase
 from workbench.analyze.families import episodes_of, family_of
 from workbench.analyze.signals import TOOL_ERROR, generic_error, refusal
@@ -80,16 +80,15 @@ def error_key(action: str, instruction: str) -> str:
     )
 
 
-def benign_errors(
-    store: Store, family: str, instructions: dict[str, str] | None = None
-) -> set[tuple[str, str]]:
+def benign_errors(store: Store, family: str) -> set[tuple[str, str]]:
     """``(normalised action, error)`` pairs that successful runs of ``family`` met and survived
     (each error read by its own episode's world)."""
-    instructions = {} if instructions is None else instructions
+    tasks: dict[str, Task | None] = {}
     seen: set[tuple[str, str]] = set()
     for episode in episodes_of(store, family, EpisodeFilter(outcome="passed")):
-        instruction = _instruction(store, episode, instructions)
-        lexicon = lexicon_of(_environment(store, episode))
+        task = _task_of(store, episode, tasks)
+        instruction = task.instruction if task else ""
+        lexicon = lexicon_of(task.environment if task else "")
         for step in agent_steps(store.steps(episode.id)):
             signature = step_signal(step.action, step.observation, lexicon)
             if signature is not None:
@@ -131,17 +130,11 @@ def _result_text(result: Step) -> str:
     return (TOOL_ERROR if flagged else "") + result.observation
 
 
-def _instruction(store: Store, episode: Episode, cache: dict[str, str]) -> str:
+def _task_of(store: Store, episode: Episode, cache: dict[str, Task | None]) -> Task | None:
+    """The episode's task, read once per task id (episodes of one task share it)."""
     if episode.task_id not in cache:
-        task = store.task(episode.task_id)
-        cache[episode.task_id] = task.instruction if task else ""
+        cache[episode.task_id] = store.task(episode.task_id)
     return cache[episode.task_id]
-
-
-def _environment(store: Store, episode: Episode) -> str:
-    """The environment an episode was played in (its task's; empty when unknown)."""
-    task = store.task(episode.task_id)
-    return task.environment if task else ""
 
 
 def lexicon_for(case: FailureCase) -> Lexicon:
@@ -189,11 +182,11 @@ def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None
 
 def build_case(store: Store, episode: Episode) -> FailureCase:
     """Everything an analyst may look at about one failed episode (read once, here)."""
-    cache: dict[str, str] = {}
-    instruction = _instruction(store, episode, cache)
+    task = store.task(episode.task_id)
+    instruction = task.instruction if task else ""
     base = FailureCase(
         episode_id=episode.id,
-        environment=_environment(store, episode),
+        environment=task.environment if task else "",
         family=family_of(store, episode),
         instruction=instruction,
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
@@ -201,7 +194,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         steps=_with_fatal_end(_case_steps(store, episode), episode.outcome.score),
     )
     contrast = contrast_of_task(store, episode)
-    reference = reference_actions(store, episode)
+    reference = reference_actions(task)
     if contrast is None and reference:
         return base.model_copy(
             update={
@@ -218,15 +211,19 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         update={
             "contrast_id": contrast.id,
             "contrast_same_task": contrast.task_id == episode.task_id,
-            "contrast_instruction": _instruction(store, contrast, cache),
+            "contrast_instruction": _instruction_of(store, contrast),
             "contrast_steps": _case_steps(store, contrast),
         }
     )
 
 
-def reference_actions(store: Store, episode: Episode) -> list[str]:
-    """The expected actions the episode's task carries (empty when its log gave none)."""
+def _instruction_of(store: Store, episode: Episode) -> str:
     task = store.task(episode.task_id)
+    return task.instruction if task else ""
+
+
+def reference_actions(task: Task | None) -> list[str]:
+    """The expected actions a task carries (empty when its log gave none)."""
     found = task.metadata.get(REFERENCE_KEY) if task else None
     if not isinstance(found, list):
         return []

@@ -46,13 +46,12 @@ from store import (
     Observed,
     Scope,
 )
-from workbench.agents.guidance import DIRECTIONS
 from workbench.analyze.causes import error_signature, is_critical
 from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
 from workbench.compile import recorded
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
-from workbench.envs.lexicon import ActionRole, Lexicon, Scene
+from workbench.envs.lexicon import DIRECTIONS, ActionRole, Lexicon, Scene
 from workbench.envs.registry import lexicon_of
 from workbench.llm.steps import CaseStep
 
@@ -611,13 +610,17 @@ def _unreachable_target(x: _Member) -> Draft | str:
     return _elsewhere_draft(x, verb, acted.role == "move", route)
 
 
+def _moves(x: _Member, route: list[CaseStep]) -> list[str]:
+    """Where each move of ``route`` went (its targets, in order)."""
+    roles = [x.lexicon.role(s.action) for s in route]
+    return [r.target for r in roles if r.role == "move"]
+
+
 def _no_such_exit(x: _Member, verb: str, route: list[CaseStep]) -> Draft:
     """The spec of a move through a direction the room has no exit in (a compass world): a
     direction names no place to seek, so the move is vetoed where the scene shows no such
     exit, and the agent walks the way it planned."""
-    moves = [
-        x.lexicon.role(s.action).target for s in route if x.lexicon.role(s.action).role == "move"
-    ]
+    moves = _moves(x, route)
     where = x.cite_contrast(route[0].index, route[-1].index)
     activation = Activation(
         trigger=Claim(
@@ -678,9 +681,7 @@ def _in_sight(acted: ActionRole, text: str, scene: Scene) -> bool:
 def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) -> Draft:
     """The spec of a target found elsewhere: a subagent explores exits until it is there
     (a place) or sees it (an object)."""
-    moves = [
-        x.lexicon.role(s.action).target for s in route if x.lexicon.role(s.action).role == "move"
-    ]
+    moves = _moves(x, route)
     where = x.cite_contrast(route[0].index, route[-1].index)
     arrived = first_line(route[-1].observation)
     if place:

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from functools import cached_property
+from typing import ClassVar, Literal, get_args
 
 Role = Literal["move", "open", "take", "check", "decide", "wait", "other"]
 """What an action does, whatever the world calls it:
@@ -30,6 +31,22 @@ Role = Literal["move", "open", "take", "check", "decide", "wait", "other"]
 - ``wait``: lets time pass;
 - ``other``: anything else (use, cook, put, connect…).
 """
+
+ROLES: frozenset[str] = frozenset(get_args(Role))
+"""Every role's name."""
+
+_COMPASS = {
+    "north": "south",
+    "east": "west",
+    "up": "down",
+    "in": "out",
+    "northeast": "southwest",
+    "northwest": "southeast",
+}
+OPPOSITE: dict[str, str] = _COMPASS | {b: a for a, b in _COMPASS.items()}
+"""Each compass word's opposite (the way back through an exit named by direction)."""
+DIRECTIONS = frozenset(OPPOSITE)
+"""Compass words: exits that worlds name by direction rather than by the place they lead to."""
 
 ExitState = Literal["open", "closed", "locked"]
 
@@ -113,12 +130,20 @@ class Lexicon:
     }
     """Verb phrases and their roles, matched longest first at the start of an action."""
 
+    def known_verb(self, text: str) -> str | None:
+        """The longest verb phrase of :attr:`verbs` that ``text`` (lower case) starts with."""
+        return next((v for v in self._longest_first if text == v or text.startswith(v + " ")), None)
+
+    @cached_property
+    def _longest_first(self) -> tuple[str, ...]:
+        return tuple(sorted(self.verbs, key=len, reverse=True))
+
     def role(self, action: str) -> ActionRole:
         """What ``action`` does and what it acts on."""
         text = action.strip().lower()
-        for verb in sorted(self.verbs, key=len, reverse=True):
-            if text == verb or text.startswith(verb + " "):
-                return ActionRole(self.verbs[verb], self.target(verb, text[len(verb) :]), verb)
+        verb = self.known_verb(text)
+        if verb is not None:
+            return ActionRole(self.verbs[verb], self.target(verb, text[len(verb) :]), verb)
         head = text.split(" ", 1)
         return ActionRole("other", self.target(head[0], head[1]) if len(head) > 1 else "", head[0])
 

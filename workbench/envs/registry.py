@@ -6,7 +6,7 @@ worlds are registered in its ``pyproject.toml`` exactly as another package regis
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, cached_property
 
 from workbench.envs.base import Environment, EnvironmentPlugin, EnvOptions
 from workbench.envs.lexicon import PLAIN, ActionRole, Lexicon, Role, Scene
@@ -107,7 +107,7 @@ class InstalledLexicons(Lexicon):
     """The reading of a text whose world is not known: each question is answered by the
     first installed world's lexicon that can (verbs: all of theirs), else the plain one."""
 
-    @property
+    @cached_property
     def verbs(self) -> dict[str, Role]:  # type: ignore[override]
         merged: dict[str, Role] = {}
         for lexicon in reversed(installed_lexicons()):
@@ -118,9 +118,9 @@ class InstalledLexicons(Lexicon):
         text = " ".join(action.lower().split())
         best, length = PLAIN, -1
         for lexicon in installed_lexicons():
-            known = [v for v in lexicon.verbs if text == v or text.startswith(v + " ")]
-            if known and len(max(known, key=len)) > length:
-                best, length = lexicon, len(max(known, key=len))
+            verb = lexicon.known_verb(text)
+            if verb is not None and len(verb) > length:
+                best, length = lexicon, len(verb)
         return best.role(action)
 
     def is_navigation(self, action: str) -> bool:
@@ -143,8 +143,3 @@ class InstalledLexicons(Lexicon):
 
 INSTALLED = InstalledLexicons()
 """How texts of a world that is not installed read (see :class:`InstalledLexicons`)."""
-
-
-def read_scene(text: str, lexicon: Lexicon | None = None) -> Scene | None:
-    """The scene a room text shows, read by ``lexicon`` (without one: :data:`INSTALLED`)."""
-    return (lexicon or INSTALLED).scene(text)

@@ -620,7 +620,6 @@ PLUGIN = EnvironmentPlugin(
     families=families,
     demo_families=("tw-cooking-level2", "tw-treasure_hunter-level2", "tw-coin_collector-level2"),
     demo_size=(32, 12),  # every episode a new game: generating them is most of the demo's time
-    evolve_families=("tw-cooking-level2", "tw-treasure_hunter-level2", "tw-coin_collector-level2"),
     lexicon=LEXICON,
     mistake_modes=MISTAKE_MODES,
     columns=columns,
