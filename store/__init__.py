@@ -46,6 +46,7 @@ from store.records import (
     Task,
     Usage,
 )
+from store.synth import SYNTH_WORKSPACE, ExampleKind, SynthExample, SynthTask, Verdict
 
 __all__ = [
     "DEFAULT_DB",
@@ -54,6 +55,7 @@ __all__ = [
     "RULE_TYPES",
     "SCHEMA_ORDER",
     "SCHEMA_VERSION",
+    "SYNTH_WORKSPACE",
     "Activation",
     "Analysis",
     "AnalysisRun",
@@ -68,6 +70,7 @@ __all__ = [
     "Episode",
     "EpisodeFilter",
     "Evolution",
+    "ExampleKind",
     "Execution",
     "Gate",
     "GateCheck",
@@ -93,7 +96,10 @@ __all__ = [
     "Span",
     "Step",
     "Store",
+    "SynthExample",
+    "SynthTask",
     "Task",
     "Usage",
+    "Verdict",
     "default_db_path",
 ]

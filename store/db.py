@@ -20,6 +20,7 @@ from store.migrations import FTS_COLUMNS, FTS_INSERT_TRIGGER, migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
 from store.rows import column_names, from_row, row_values, to_row
+from store.synth import SynthTables
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -176,7 +177,7 @@ _FILL_FTS = (
 )
 
 
-class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables):
+class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, SynthTables):
     """Workbench records in one SQLite file (WAL mode, foreign keys on, FTS over steps).
 
     Reads return pydantic records. Writes that belong together go through

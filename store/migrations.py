@@ -444,6 +444,47 @@ WORKSPACES = _script(
     )""",
 )
 
+SYNTHESIS = _script(
+    """
+    CREATE TABLE synth_tasks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        env TEXT NOT NULL,
+        family TEXT NOT NULL,
+        variation INTEGER NOT NULL,
+        instruction TEXT NOT NULL,
+        source TEXT NOT NULL,
+        passage TEXT NOT NULL,
+        entities TEXT NOT NULL,
+        proposer TEXT NOT NULL,
+        seed INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (env, family, variation, instruction)
+    )""",
+    """
+    CREATE TABLE synth_examples (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        episode_id TEXT NOT NULL REFERENCES episodes(id) ON DELETE CASCADE,
+        start INTEGER NOT NULL,
+        "end" INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        task_id INTEGER REFERENCES synth_tasks(id) ON DELETE SET NULL,
+        env TEXT NOT NULL,
+        instruction TEXT NOT NULL,
+        actions TEXT NOT NULL,
+        observations TEXT NOT NULL,
+        effects TEXT NOT NULL,
+        start_state TEXT NOT NULL,
+        end_state TEXT NOT NULL,
+        relabeler TEXT NOT NULL,
+        verdict TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        checks TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        UNIQUE (episode_id, start, "end", kind)
+    )""",
+    "CREATE INDEX synth_examples_by_verdict ON synth_examples(env, verdict, kind)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -452,6 +493,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "repository", REPOSITORY),
     Migration(6, "manual", MANUAL_RULES),
     Migration(7, "workspaces", WORKSPACES),
+    Migration(8, "synthesis", SYNTHESIS),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

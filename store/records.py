@@ -17,7 +17,7 @@ StepKind = Literal[
 ]
 Role = Literal["system", "user", "assistant", "tool", "environment", "agent"]
 SpanKind = Literal["causal", "contrast", "evidence", "note"]
-BatchKind = Literal["import", "run", "replay"]
+BatchKind = Literal["import", "run", "replay", "synth"]
 
 
 def utcnow() -> datetime:

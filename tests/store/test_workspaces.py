@@ -6,7 +6,17 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from store import AnalysisRun, ArtifactVersion, Batch, Episode, EpisodeFilter, Gate, Store, Task
+from store import (
+    SCHEMA_VERSION,
+    AnalysisRun,
+    ArtifactVersion,
+    Batch,
+    Episode,
+    EpisodeFilter,
+    Gate,
+    Store,
+    Task,
+)
 from store.migrations import MIGRATIONS, migrate
 
 
@@ -77,7 +87,7 @@ def test_migrating_a_v6_database_keeps_versions_parents_and_ledgers(tmp_path: Pa
     )
     conn.close()
     with Store(path) as store:
-        assert store.schema_version == 7
+        assert store.schema_version == SCHEMA_VERSION
         assert [(v.version, v.status, v.parent) for v in store.versions()] == [
             (1, "superseded", None),
             (2, "active", 1),

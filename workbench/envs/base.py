@@ -131,6 +131,23 @@ class MemoryGoldPaths:
 
 
 @dataclass(frozen=True)
+class DocPassage:
+    """One passage of a world's documentation, what Learn-by-interact proposes tasks from."""
+
+    id: str
+    """Stable id, e.g. ``task:boil`` or ``command:open``."""
+    kind: str
+    """``task`` (a documented goal, with the family it is played in), ``action`` (a command and
+    what it does), ``object`` (something the world has) or ``intro`` (a game's opening text)."""
+    text: str
+    """The passage."""
+    family: str = ""
+    """For a ``task`` passage, the family whose variations play it."""
+    entities: tuple[str, ...] = ()
+    """Objects and places the passage names that tasks may recombine."""
+
+
+@dataclass(frozen=True)
 class EnvOptions:
     """What a run tells the environment it builds (the same in every worker)."""
 
@@ -171,6 +188,9 @@ class EnvironmentPlugin:
     """How its actions and room texts read (roles, targets, exits, errors)."""
     mistake_modes: tuple[MistakeMode, ...] = GENERIC_MODES
     """The mistakes the scripted agent makes in it, in the order they are planned."""
+    documentation: Callable[[], list[DocPassage]] | None = None
+    """Its documentation as passages (task descriptions, command help, object help), read
+    without starting a simulator; ``None``: the world documents nothing to synthesize from."""
     columns: Callable[[str, int], dict[str, str]] | None = None
     """What tables show of a task, from its family and variation (e.g. ``{"family":
     "tw-cooking", "level": "2", "seed": "17"}``); ``None``: family and variation."""
