@@ -154,13 +154,18 @@ def measure(db: Path, truth: dict[str, int], native_of: dict[str, str] | None) -
             hits += abs(start - truth[native]) <= 1
         supported = [c for c in store.clusters(run.id) if c.status == "supported"]
         merged = len({(c.trigger, c.correction) for c in supported})
-        rules = sum(v.kind == "rule" for v in store.versions(status="staged"))
+        staged = store.versions(status="staged")
+        rules = sum(v.kind == "rule" for v in staged)
     return {
         "hits": hits,
         "total": total,
         "supported": len(supported),
         "merged": merged,
         "rules": rules,
+        "staged": len(staged),
+        "kinds": ", ".join(
+            sorted({f"{sum(v.kind == k for v in staged)} {k}" for k in {v.kind for v in staged}})
+        ),
         "out": compiled,
     }
 
@@ -197,6 +202,11 @@ def report(native: dict, imported: dict) -> None:
             f"{label}: native {native[key]}, imported {imported[key]} "
             f"(target: within 20%) {'OK' if ok else 'MISSED'}"
         )
+    print(
+        f"  staged artifacts of any type: native {native['staged']} ({native['kinds']}), "
+        f"imported {imported['staged']} ({imported['kinds']}) — an imported log has no "
+        "simulator to gate a skill or a subagent on, so its specs close as rules"
+    )
     print(
         f"  supported clusters with families not told apart (trigger, correction): "
         f"native {native['merged']}, imported {imported['merged']}"

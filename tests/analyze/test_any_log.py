@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from store import EpisodeFilter, Store
 from workbench.analyze.causes import REFERENCE_KEY, build_case, find_cause, step_signal
-from workbench.analyze.families import family_of
+from workbench.analyze.families import family_of, group_templates, short_name
 from workbench.analyze.signals import generic_error, refusal
 from workbench.cli import main
 
@@ -176,3 +176,58 @@ def test_a_tool_result_flagged_is_error_is_an_error(db_path: Path):
         found = find_cause(store, store.episode("e"))
     assert found.step == 1 and found.evidence == "error"
     assert step_signal(found.failed_action, found.observation) == "tool error"
+
+
+def test_instructions_from_recurring_templates_are_families_of_their_own():
+    boil = "Your task is to boil {}. For compounds without a boiling point, burning is fine."
+    find = "Your task is to find a(n) {}. First, focus on the thing. Then move it to the box."
+    instructions = {
+        **{f"b{i}": boil.format(x) for i, x in enumerate(["water", "chocolate", "tin"])},
+        **{f"f{i}": find.format(x) for i, x in enumerate(["animal", "plant", "living thing"])},
+    }
+    labels = group_templates(instructions)
+    assert len(set(labels.values())) == 2
+    assert labels["b0"] == labels["b1"] == labels["b2"] != labels["f0"] == labels["f2"]
+    assert labels["b0"].startswith("boil")
+    # one template for every task is the benchmark itself; stories told once never recur
+    assert group_templates({f"b{i}": boil.format(i) for i in range(4)}) == {}
+    stories = {
+        "s1": "You are Mia and want to fly from New York to Seattle on May 20, one way.",
+        "s2": "Your reservation 4WQ150 was cancelled; ask for a refund in cash, be polite.",
+        "s3": "You want to upgrade every passenger to business class and pay with gift card.",
+        "s4": "Book the cheapest hotel near the stadium for three nights next weekend please.",
+    }
+    assert group_templates(stories) == {}
+
+
+def test_imported_tasks_of_two_templates_are_analysed_as_two_families(db_path: Path, tmp_path):
+    def chat(task: str, instruction: str, reward: float, answer: str) -> dict:
+        record = run(task, reward, *refund(task, 10.0, answer))
+        record["messages"][0]["content"] = instruction
+        return record
+
+    refund_text = "Refund order {} to the card it was paid with, then confirm by email."
+    cancel_text = "Cancel every open reservation of user {} and tell them the penalty fee."
+    records = [
+        chat(f"#R{i}", refund_text.format(f"#R{i}"), float(i % 2), "ok" if i % 2 else "Error: no")
+        for i in range(4)
+    ] + [
+        chat(f"#C{i}", cancel_text.format(f"u{i}"), float(i % 2), "ok" if i % 2 else "Error: no")
+        for i in range(4)
+    ]
+    logs = tmp_path / "two.jsonl"
+    logs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    invoke(db_path, "import", str(logs))
+    invoke(db_path, "analyze")
+    with Store(db_path) as store:
+        refunds = family_of(store, by_task(store, "#R0"))
+        cancels = family_of(store, by_task(store, "#C0"))
+        assert refunds != cancels and refunds.startswith("~openai-chat [get_order,pay,refund] /")
+        assert family_of(store, by_task(store, "#R3")) == refunds
+        assert short_name(refunds) == refunds.rsplit("/", 1)[1]
+        clusters = store.clusters(1)
+    assert {c.family for c in clusters} == {refunds, cancels}
+    for cluster in clusters:  # each contrasts with a success of its own template
+        for contrast in cluster.contrasts:
+            with Store(db_path) as store:
+                assert family_of(store, store.episode(contrast)) == cluster.family

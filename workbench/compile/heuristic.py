@@ -47,6 +47,7 @@ from store import (
     Scope,
 )
 from workbench.analyze.causes import error_signature, is_critical
+from workbench.analyze.families import short_name
 from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
 from workbench.compile import recorded
 from workbench.compile.contracts import RETURN_SCHEMA, slug
@@ -1030,6 +1031,7 @@ def name_for(spec: InterventionSpec) -> str:
         else ""
     )
     first = spec.scope.decisions[0].value if spec.scope.decisions else ""
+    families = "-".join(dict.fromkeys(short_name(f) for f in spec.families))
     if spec.mechanism == "repeated-rejection":
         seen = spec.activation.observations[0].text if spec.activation.observations else ""
         rejection = seen.split("'")[1] if seen.count("'") >= 2 else "rejection"
@@ -1045,9 +1047,9 @@ def name_for(spec: InterventionSpec) -> str:
         first = seen.split("'")[1] if seen.count("'") >= 2 else "check"
         return slug(f"{first} before {trigger_verb or 'acting'}")
     if spec.mechanism == "unnamed-commitment":
-        return slug(f"{trigger_verb} only on named {'-'.join(spec.families)}")
+        return slug(f"{trigger_verb} only on named {families}")
     action_verb = split_action(first)[0] or "act"
-    return slug(f"{action_verb} before {trigger_verb or 'acting'} {'-'.join(spec.families)}")
+    return slug(f"{action_verb} before {trigger_verb or 'acting'} {families}")
 
 
 def _sources(spec: InterventionSpec) -> list[Citation]:
