@@ -5,16 +5,20 @@ from __future__ import annotations
 import io
 import threading
 
+from click.testing import CliRunner
 from rich.console import Console
 from textual.widgets import Static
 
 from store import ArtifactVersion, Gate, GateCheck, LedgerEntry, Store
+from tests.test_recorded_rules import DATA as TAU
 from tests.tui.conftest import RULE, SIZE, SKILL, WHEN, rows, rule_contract, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.repository import RepositoryScreen, read_repository, replay_text
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.job_progress import JobProgress
+from workbench.admit.evidence import not_replayed
+from workbench.cli import main
 
 
 async def open_repository(pilot) -> RepositoryScreen:
@@ -244,3 +248,30 @@ def test_repository_screen(snap_compare, repo_db):
 
     app: WorkbenchApp = make_app(repo_db, poll_interval=0)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+async def test_a_rule_read_off_imported_logs_is_admitted_without_replay_on_a_second_A(tmp_path):
+    db = tmp_path / "workbench.db"
+    for args in (["import", str(TAU)], ["analyze"], ["compile"]):
+        done = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+    with Store(db) as store:
+        (version,) = store.versions()
+    app = make_app(db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_repository(pilot)
+        await select_version(pilot, screen, version.artifact)
+        await pilot.press("a")  # both gates: the contract passes, nothing can replay it
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert screen.version.status == "staged"
+        await pilot.press("A")  # asks for confirmation first
+        await settle(pilot)
+        assert not screen.running and screen.version.status == "staged"
+        await pilot.press("A")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert screen.version.status == "active"
+        assert rows(screen.version_table)[0][4:7] == ["active", "pass", "not replayed"]
+    with Store(db) as store:
+        assert not_replayed(store.version(version.id))

@@ -47,6 +47,11 @@ HELP = Help(
         ("enter", "on a version: its ledger; on a ledger case: the replay with the artifact"),
         ("b", "open the ledger case's replay without the artifact (the baseline)"),
         ("a", "admit the selected staged version: both gates (replays take minutes)"),
+        (
+            "A",
+            "admit it on its contract gate alone, marked not replayed (for rules read off "
+            "imported logs, which no simulator replays); press twice to confirm",
+        ),
         ("escape  ctrl+x", "cancel a running admission"),
     ],
 )
@@ -233,6 +238,7 @@ class RepositoryScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "admit", "Admit"),
+        Binding("A", "admit_without_replay", "Admit without replay"),
         Binding("b", "baseline", "Baseline run"),
         Binding("escape,ctrl+x", "cancel_admission", "Cancel admission"),
     ]
@@ -245,6 +251,8 @@ class RepositoryScreen(Screen[None]):
         self.loaded = False
         """Whether the first read has been shown."""
         self._cancel: threading.Event | None = None
+        self._confirming: int | None = None
+        """The version ``A`` was pressed on once (a second press admits it without replay)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -386,16 +394,52 @@ class RepositoryScreen(Screen[None]):
         if self.running:
             self.notify("an admission is already running")
             return
+        self._confirming = None
         self._cancel = threading.Event()
         self.refresh_bindings()
         self._admit(version.id, self._cancel, self.query_one(JobProgress).reporter())
 
+    def action_admit_without_replay(self) -> None:
+        version = self.version
+        if version is None or version.id is None:
+            self.notify("no version selected", severity="warning")
+            return
+        if self.running:
+            self.notify("an admission is already running")
+            return
+        if self._confirming != version.id:
+            self._confirming = version.id
+            self.notify(
+                f"press A again to admit {version.artifact} v{version.version} on its contract "
+                "gate alone, marked not replayed",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self._confirming = None
+        self._cancel = threading.Event()
+        self.refresh_bindings()
+        self._admit(
+            version.id, self._cancel, self.query_one(JobProgress).reporter(), without_replay=True
+        )
+
     @work(thread=True, exclusive=True, group="repository-admit")
-    def _admit(self, version_id: int, cancel: threading.Event, progress: Progress) -> None:
+    def _admit(
+        self,
+        version_id: int,
+        cancel: threading.Event,
+        progress: Progress,
+        without_replay: bool = False,
+    ) -> None:
         with self.session.pool.store() as store, LocalPool() as executor:
             try:
                 result: Admission | str | None = admit(
-                    store, version_id, executor=executor, progress=progress, cancel=cancel
+                    store,
+                    version_id,
+                    executor=executor,
+                    progress=progress,
+                    cancel=cancel,
+                    without_replay=without_replay,
                 )
             except Cancelled:
                 result = None
@@ -416,8 +460,8 @@ class RepositoryScreen(Screen[None]):
             version = result.version
             self.notify(
                 f"{version.artifact} v{version.version} is not replayed: its evidence is "
-                "imported logs, which no simulator can replay; admit it explicitly with "
-                f"`workbench repo admit {version.id} --without-replay`",
+                "imported logs, which no simulator can replay; admit it explicitly with A "
+                f"(or `workbench repo admit {version.id} --without-replay`)",
                 severity="warning",
                 markup=False,
             )
