@@ -271,3 +271,54 @@ def test_the_sample_is_detected(store):
 
     report = import_paths(store, [SAMPLES / "otlp_genai_trace.json"])
     assert report.files[0].format == "otlp" and report.episodes == 1
+
+
+def test_messages_written_as_span_events_and_an_array_of_exports(tmp_path, store):
+    def event(name, **attributes):
+        return {
+            "name": name,
+            "timeUnixNano": str(T0),
+            "attributes": [{"key": k, "value": _value(v)} for k, v in attributes.items()],
+        }
+
+    model = span("m", "r", 1, 2, {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m1"})
+    model["events"] = [
+        event("gen_ai.system.message", content="You fix tests."),
+        event("gen_ai.user.message", content="Make tests/test_x.py pass."),
+        event("gen_ai.choice", message=json.dumps({"role": "assistant", "content": "On it."})),
+    ]
+    legacy = span("m2", "r", 5, 6, {"gen_ai.operation.name": "chat"})
+    legacy["events"] = [
+        event("gen_ai.content.completion", **{"gen_ai.completion": json.dumps(
+            [{"role": "assistant", "content": "All tests pass now."}])}),
+    ]  # fmt: skip
+    tool = span("c", "r", 3, 4, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "sh"},
+                status={"code": 2})  # fmt: skip
+    tool["events"] = [
+        event("exception", **{"exception.type": "OSError", "exception.message": "no"})
+    ]
+    root = span("r", "", 0, 9, {"gen_ai.operation.name": "invoke_agent", "eval.success": True})
+    other = span("r", "", 0, 1, {"gen_ai.operation.name": "chat"}, trace="t2")
+    other["events"] = [event("gen_ai.user.message", content="Another task.")]
+    path = tmp_path / "array.json"
+    path.write_text(json.dumps([traces(root, model, tool, legacy), traces(other)]))
+    assert formats.detect(path) is otlp
+    report = import_paths(store, [path])
+    assert report.episodes == 2  # one per trace, across the array's objects
+    episode = next(e for e in store.episodes() if e.outcome.success)
+    assert store.task(episode.task_id).instruction == "Make tests/test_x.py pass."
+    steps = store.steps(episode.id)
+    replies = [s.content for s in steps if s.kind == "message" and s.role == "assistant"]
+    assert replies == ["All tests pass now."]
+    call = next(s for s in steps if s.kind == "tool_call")
+    assert call.thought == "On it."  # the reply right before a call is its thought
+    assert [s.observation for s in steps if s.kind == "tool_result"] == ["Error: OSError: no"]
+
+
+def test_malformed_events_are_named(tmp_path, store):
+    bad = span("r", "", 0, 9, {"gen_ai.operation.name": "invoke_agent"})
+    bad["events"] = {"name": "x"}
+    path = write_json(tmp_path / "bad.json", traces(bad))
+    error = import_error(store, path, "otlp")
+    assert "resourceSpans.0.scopeSpans.0.spans.0.events" in str(error)
+    assert "expected a list" in str(error)

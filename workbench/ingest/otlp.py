@@ -2,7 +2,7 @@
 
 A file holds one ``TracesData`` object, ``{"resourceSpans": [{"resource": {"attributes"},
 "scopeSpans": [{"scope", "spans": [...]}]}]}``, or one such object per line (JSONL, as the
-collector's file exporter writes). A span carries ``traceId``, ``spanId``, ``parentSpanId``,
+collector's file exporter writes), or a JSON array of them. A span carries ``traceId``, ``spanId``, ``parentSpanId``,
 ``name``, ``startTimeUnixNano``/``endTimeUnixNano`` (decimal strings), ``status.code``
 (``2``/``STATUS_CODE_ERROR`` is an error) and ``attributes``: a list of ``{key, value}``, the
 value tagged as ``stringValue``, ``intValue`` (a decimal string), ``doubleValue``,
@@ -15,7 +15,10 @@ Two attribute conventions are read:
   ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``/``result``,
   ``gen_ai.usage.input_tokens``/``output_tokens``, ``gen_ai.request.model`` and the message
   lists ``gen_ai.input.messages``/``gen_ai.output.messages`` (JSON: ``role`` and ``parts`` of
-  ``text``/``reasoning``/``tool_call`` …);
+  ``text``/``reasoning``/``tool_call`` …) — or, as older instrumentations write them, span
+  ``events``: ``gen_ai.{system,user,assistant,tool}.message`` and ``gen_ai.choice`` with their
+  ``content``/``message``, OpenLLMetry's ``gen_ai.content.prompt``/``completion`` with
+  ``gen_ai.prompt``/``gen_ai.completion``; an ``exception`` event gives a failed span's error;
 - OpenInference (Arize Phoenix): ``openinference.span.kind`` (``LLM``, ``TOOL``, ``AGENT``,
   ``CHAIN`` …), ``tool.name``, ``tool.parameters``, ``input.value``, ``output.value``,
   ``llm.model_name``, ``llm.token_count.prompt``/``completion`` and the flattened
@@ -71,8 +74,9 @@ _SCOPE_SPANS = json_key("scopeSpans", "[")
 
 
 def sniff(path: Path, head: str) -> bool:
-    """JSON holding OTLP's ``resourceSpans`` and ``scopeSpans`` lists."""
-    if not head.lstrip().startswith("{"):
+    """JSON holding OTLP's ``resourceSpans`` and ``scopeSpans`` lists (an object, JSON lines of
+    them, or an array of them)."""
+    if not head.lstrip().startswith(("{", "[")):
         return False
     return bool(_RESOURCE_SPANS.search(head) and _SCOPE_SPANS.search(head))
 
@@ -110,13 +114,18 @@ def _records(ctx: ReadContext) -> Iterator[tuple[str, Any]]:
     except UnicodeDecodeError as error:
         raise ctx.error(f"byte {error.start}", "", "not UTF-8 text") from None
     try:
-        yield "record 1", json.loads(text)
-        return
+        document = json.loads(text)
     except json.JSONDecodeError as error:
         first = next((line.strip() for line in text.splitlines() if line.strip()), "")
         if not (first.startswith("{") and first.endswith("}")):
             where = f"line {error.lineno} column {error.colno}"
             raise ctx.error(where, "", f"invalid JSON: {error.msg}") from None
+    else:
+        if isinstance(document, list):  # an array of TracesData objects
+            yield from ((f"record {i}", item) for i, item in enumerate(document, start=1))
+        else:
+            yield "record 1", document
+        return
     yield from _lines(ctx, text)
 
 
@@ -208,6 +217,8 @@ def _span(ctx: ReadContext, where: str, at: str, span: Any, resource: dict[str, 
             raise ctx.error(where, f"{at}.{key}", "missing")
     status = span.get("status") if isinstance(span.get("status"), dict) else {}
     failed = status.get("code") in ERROR_CODES
+    attributes = _attributes(ctx, where, f"{at}.attributes", span.get("attributes"))
+    exception = _fold_events(ctx, where, f"{at}.events", span.get("events"), attributes)
     return _Span(
         trace_id=ids["traceId"],
         span_id=ids["spanId"],
@@ -215,11 +226,61 @@ def _span(ctx: ReadContext, where: str, at: str, span: Any, resource: dict[str, 
         name=as_text(span.get("name")),
         start=_nanos(ctx, where, f"{at}.startTimeUnixNano", span.get("startTimeUnixNano")),
         end=_nanos(ctx, where, f"{at}.endTimeUnixNano", span.get("endTimeUnixNano")),
-        attributes=_attributes(ctx, where, f"{at}.attributes", span.get("attributes")),
-        error=as_text(status.get("message")) if failed else None,
+        attributes=attributes,
+        error=(as_text(status.get("message")) or exception) if failed else None,
         resource=resource,
         raw=span,
     )
+
+
+GENAI_MESSAGE_EVENTS = {
+    f"gen_ai.{role}.message": role for role in ("system", "user", "assistant", "tool")
+}
+"""GenAI's per-message span events (semantic conventions before 1.37) and their role."""
+
+
+def _fold_events(
+    ctx: ReadContext, where: str, at: str, events: Any, attributes: dict[str, Any]
+) -> str:
+    """Read what a span's events carry into its attributes: the model's input and output
+    messages written as events (GenAI's ``gen_ai.*.message`` and ``gen_ai.choice``, OpenLLMetry's
+    ``gen_ai.content.prompt``/``completion``), unless the attributes already hold them.
+    Returns the text of an ``exception`` event (``Type: message``), or ``""``."""
+    if events is None:
+        return ""
+    if not isinstance(events, list):
+        raise ctx.error(where, at, "expected a list")
+    inputs: list[Any] = []
+    outputs: list[Any] = []
+    exception = ""
+    for i, event in enumerate(events):
+        if not isinstance(event, dict):
+            raise ctx.error(where, f"{at}.{i}", "expected an object")
+        name = as_text(event.get("name"))
+        attrs = _attributes(ctx, where, f"{at}.{i}.attributes", event.get("attributes"))
+        if name == "gen_ai.content.prompt":
+            inputs += _messages(attrs.get("gen_ai.prompt"))
+        elif name == "gen_ai.content.completion":
+            outputs += _messages(attrs.get("gen_ai.completion"))
+        elif name in GENAI_MESSAGE_EVENTS:
+            content = _json(attrs.get("content", attrs.get("gen_ai.event.content", "")))
+            inputs.append({"role": GENAI_MESSAGE_EVENTS[name], "content": content})
+        elif name == "gen_ai.choice":
+            message = _json(attrs.get("message", attrs.get("content", "")))
+            outputs.append(
+                message if isinstance(message, dict) else {"role": "assistant", "content": message}
+            )
+        elif name == "exception" and not exception:
+            kind, text = (
+                as_text(attrs.get("exception.type")),
+                as_text(attrs.get("exception.message")),
+            )
+            exception = f"{kind}: {text}" if kind and text else kind or text
+    if inputs:
+        attributes.setdefault("gen_ai.input.messages", inputs)
+    if outputs:
+        attributes.setdefault("gen_ai.output.messages", outputs)
+    return exception
 
 
 def _nanos(ctx: ReadContext, where: str, at: str, value: Any) -> int:
