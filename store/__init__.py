@@ -29,7 +29,7 @@ from store.db import (
     Store,
     default_db_path,
 )
-from store.evolution import REGIMES, Checkpoint, Evolution, Regime
+from store.evolution import DEFAULT_REGIMES, MASKS, REGIMES, Checkpoint, Evolution, Regime
 from store.manual import RULE_TYPES, LibraryEntry, Manual, ManualRule, RuleEvent, RuleType
 from store.migrations import SCHEMA_VERSION
 from store.records import (
@@ -50,6 +50,8 @@ from store.synth import SYNTH_WORKSPACE, ExampleKind, SynthExample, SynthTask, V
 
 __all__ = [
     "DEFAULT_DB",
+    "DEFAULT_REGIMES",
+    "MASKS",
     "OBLIGATIONS",
     "REGIMES",
     "RULE_TYPES",

@@ -14,10 +14,37 @@ from store.analyses import _insert
 from store.records import Record, utcnow
 from store.rows import from_row, to_row
 
-Regime = Literal["gated", "no-replay-gate", "no-preservation"]
-REGIMES: tuple[Regime, ...] = ("gated", "no-replay-gate", "no-preservation")
-"""How candidates are admitted: both gates; the contract gate alone; both gates with the
-replay gate's preservation set left out."""
+Regime = Literal[
+    "gated",
+    "no-replay-gate",
+    "no-preservation",
+    "no-contract-gate",
+    "no-closure",
+    "rules-only",
+    "no-subagent",
+]
+REGIMES: tuple[Regime, ...] = (
+    "gated",
+    "no-replay-gate",
+    "no-preservation",
+    "no-contract-gate",
+    "no-closure",
+    "rules-only",
+    "no-subagent",
+)
+"""How a regime builds and uses its repository (AutoRefine's Table 2): ``gated`` is the full
+method (first closure, both gates with preservation). Admission ablations: the contract gate
+alone; both gates with the replay gate's preservation set left out; the replay gate alone.
+Compilation ablation: the compiler picks the type directly, without closure checks. Type
+masks: the gated repository of the same checkpoint with skills and subagents (or subagents)
+taken away."""
+DEFAULT_REGIMES: tuple[Regime, ...] = ("gated", "no-replay-gate", "no-preservation")
+"""What ``workbench evolve`` runs unless told otherwise (the RQ3 comparison)."""
+MASKS: dict[str, tuple[str, ...]] = {
+    "rules-only": ("skill", "subagent"),
+    "no-subagent": ("subagent",),
+}
+"""Masking regimes → the artifact kinds they take away from the gated repository."""
 
 
 class Evolution(Record):

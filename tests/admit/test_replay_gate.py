@@ -117,3 +117,28 @@ def test_every_episode_an_admission_replays_goes_through_the_callers_executor(tw
     sent = [(job.batch_id, job.planned.id) for job in recording.jobs]
     assert sorted(sent) == sorted(stored) and len(sent) == 4
     assert all(job.limits == REPLAY_LIMITS for job in recording.jobs)
+
+
+def test_without_the_contract_gate_a_version_it_would_reject_goes_to_replay(two_runs):
+    path, (first, _) = two_runs
+    with Store(path) as store, LocalPool(1) as executor:
+        versions = {}
+        for regime in ("gated", "no-contract-gate"):
+            contract = rule_contract()
+            contract["name"] = contract["form"]["id"] = f"silent-{regime}"
+            contract["form"]["when_action"] = "never proposed (.+)"  # silent where it must act
+            version = store.stage_version(
+                ArtifactVersion(
+                    artifact=contract["name"],
+                    version=1,
+                    kind="rule",
+                    contract=contract,
+                    cases=[_case(store, first, "correction")],
+                )
+            )
+            versions[regime] = admit(store, version.id, executor=executor, regime=regime)
+    gated, ablated = versions["gated"], versions["no-contract-gate"]
+    assert not gated.contract.passed and gated.replay is None
+    assert gated.version.status == "rejected"
+    assert [c.name for c in ablated.contract.checks] == ["skipped"]
+    assert ablated.replay is not None and ablated.version.replay_gate is not None

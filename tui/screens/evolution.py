@@ -40,7 +40,15 @@ HELP = Help(
     ],
 )
 
-REGIME_COLORS = {"gated": "blue", "no-replay-gate": "red", "no-preservation": "orange"}
+REGIME_COLORS = {
+    "gated": "blue",
+    "no-replay-gate": "red",
+    "no-preservation": "orange",
+    "no-contract-gate": "magenta",
+    "no-closure": "yellow",
+    "rules-only": "green",
+    "no-subagent": "cyan",
+}
 """plotext colours of the regimes."""
 REGIME_STYLES = {**REGIME_COLORS, "no-preservation": "dark_orange"}
 """The same colours as rich text styles (rich has no plain 'orange')."""

@@ -18,7 +18,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from store import ArtifactVersion, CompileAttempt, Gate, InterventionSpec, Regime, Store
+from store import (
+    ArtifactVersion,
+    CompileAttempt,
+    Gate,
+    GateCheck,
+    InterventionSpec,
+    Regime,
+    Store,
+)
 from workbench.admit.cases import CaseLimits, replay_cases
 from workbench.admit.evidence import (
     not_replayed,
@@ -173,7 +181,9 @@ def admit(
     replay gate plays its episodes on ``executor``.
 
     ``regime`` exists for ablations (``workbench evolve``): ``no-replay-gate`` admits on the
-    contract gate alone, ``no-preservation`` replays the correction set only.
+    contract gate alone, ``no-preservation`` replays the correction set only,
+    ``no-contract-gate`` skips the contract gate (recorded as skipped) and replays; every
+    other regime admits like ``gated``.
 
     A version whose evidence is only recordings (imported logs, see
     :func:`~workbench.admit.evidence.recorded_only`) cannot be replayed: it stays staged after
@@ -188,7 +198,9 @@ def admit(
             f"version {version_id} ({version.artifact} v{version.version}) is {version.status}; "
             "only staged versions face the gates"
         )
-    gate = version.contract_gate or contract_gate(store, version)
+    gate = version.contract_gate or (
+        skipped_contract_gate() if regime == "no-contract-gate" else contract_gate(store, version)
+    )
     if not gate.passed:
         store.record_gate(version_id, "contract", gate, "rejected")
         return Admission(store.version(version_id) or version, gate)
@@ -235,13 +247,20 @@ def admission_order(staged: list[ArtifactVersion]) -> list[ArtifactVersion]:
     return sorted(staged, key=lambda v: -sum(c.role == "correction" for c in v.cases))
 
 
+def skipped_contract_gate() -> Gate:
+    """What stands in for the contract gate in the ``no-contract-gate`` ablation."""
+    detail = "not run (no-contract-gate ablation): the version goes to the replay gate unchecked"
+    return Gate(passed=True, checks=[GateCheck(name="skipped", passed=True, detail=detail)])
+
+
+def guidance_of(versions: list[ArtifactVersion]) -> Guidance:
+    """What agents follow when these versions are their repository."""
+    return Guidance(forms=[form_of(CONTRACT.validate_python(v.contract)) for v in versions])
+
+
 def active_guidance(store: Store) -> Guidance:
     """The active repository as the agents follow it."""
-    return Guidance(
-        forms=[
-            form_of(CONTRACT.validate_python(v.contract)) for v in store.versions(status="active")
-        ]
-    )
+    return guidance_of(store.versions(status="active"))
 
 
 # -- export ------------------------------------------------------------------------------------------

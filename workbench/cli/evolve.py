@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def regime_names() -> tuple[str, ...]:
-    """The admission regimes an experiment compares."""
+    """The regimes an experiment can compare (see :data:`store.REGIMES`)."""
     from store import REGIMES
 
     return REGIMES
@@ -160,7 +160,8 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     "regimes",
     type=LazyChoice(regime_names),
     multiple=True,
-    help="Admission regime (repeat for several) [default: all three].",
+    help="Regime (repeat for several) [default: gated, no-replay-gate, no-preservation]; the "
+    "ablations no-contract-gate, no-closure, rules-only and no-subagent on request.",
 )
 @click.option(
     "--rate",
@@ -193,9 +194,12 @@ def evolve_command(
     workers: int,
 ) -> None:
     """Repository evolution: learn along an ordered stream and score the frozen repository on
-    a fixed held-out set every N tasks, under each admission regime (gated: both gates;
-    no-replay-gate: contract gate only; no-preservation: replay without the preservation
-    set). The scripted agent plays; interrupted runs resume with the same command."""
+    a fixed held-out set every N tasks, under each regime (gated: first closure and both
+    gates; no-replay-gate: contract gate only; no-preservation: replay without the
+    preservation set; no-contract-gate: replay gate only; no-closure: the compiler picks the
+    type directly; rules-only and no-subagent: the gated repository with skills and subagents,
+    or subagents, taken away — they run gated too). The scripted agent plays; interrupted runs
+    resume with the same command."""
     from workbench.demo import demo_rates
     from workbench.evolution.experiment import EvolveConfig, evolve
     from workbench.executors import LocalPool

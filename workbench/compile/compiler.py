@@ -68,6 +68,20 @@ def first_closure(compiler: Compiler, spec: InterventionSpec) -> list[CompileAtt
     return attempts
 
 
+def direct_selection(compiler: Compiler, spec: InterventionSpec) -> list[CompileAttempt]:
+    """The ``no-closure`` ablation: the compiler picks the type and its contract is taken as
+    it is. The obligation checks are still recorded (for inspection), but only a missing or
+    invalid contract keeps the attempt from being staged."""
+    choice = compiler.select_kind(spec)
+    proposal = compiler.propose_contract(spec, choice.kind, [])
+    reason = f"no closure: {choice.kind} chosen directly" + (
+        f" ({choice.why})" if choice.why else ""
+    )
+    attempt = decide(spec, proposal.model_copy(update={"kind": choice.kind}), 1, [reason])
+    accepted = proposal.contract is not None and not attempt.missing
+    return [attempt.model_copy(update={"closed": accepted})]
+
+
 def select_clusters(store: Store, run_id: int, cluster_id: int | None) -> list[Cluster]:
     """The supported clusters to compile: all of the run's, or one and those sharing its
     family-independent trigger and correction (they may fall into one spec)."""
@@ -89,6 +103,7 @@ def compile_run(
     run_id: int | None = None,
     cluster_id: int | None = None,
     again: bool = False,
+    closure: bool = True,
     stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion] | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
@@ -101,6 +116,8 @@ def compile_run(
         run_id: the analysis run.
         cluster_id: compile only the spec(s) covering this cluster.
         again: compile even when an equal spec exists (a closed one becomes a revision).
+        closure: decide the type by first closure (``False``: the ``no-closure`` ablation,
+            :func:`direct_selection`).
         stage: builds the staged version of a closed attempt (default:
             :func:`workbench.admit.repository.staged_version`).
         progress: one unit per spec.
@@ -133,7 +150,9 @@ def compile_run(
         for proposal in proposals:
             check_cancel(cancel)
             spec = to_spec(proposal, run_id, compiler.name, by_id)
-            report.compiled.append(_compile_one(store, compiler, spec, existing, again, stage))
+            report.compiled.append(
+                _compile_one(store, compiler, spec, existing, again, stage, closure)
+            )
             progress.advance(1, f"compiling ({len(report.staged)} staged)")
         for cid, reason in empty.items():
             if cluster_id is not None and cid != cluster_id:
@@ -145,7 +164,9 @@ def compile_run(
                 status="deferred",
                 reason=reason,
             )
-            report.compiled.append(_compile_one(store, compiler, spec, existing, again, stage))
+            report.compiled.append(
+                _compile_one(store, compiler, spec, existing, again, stage, closure)
+            )
             progress.advance(1)
     finally:
         progress.finish()
@@ -180,6 +201,7 @@ def _compile_one(
     existing: dict[str, InterventionSpec],
     again: bool,
     stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion],
+    closure: bool = True,
 ) -> Compiled:
     key = _key(spec)
     previous = existing.get(key)
@@ -187,8 +209,19 @@ def _compile_one(
         attempts = store.attempts(previous.id or 0)
         versions = store.versions(spec_id=previous.id)
         return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
-    attempts = first_closure(compiler, spec) if spec.status == "supported" else []
-    if attempts and not attempts[-1].closed:
+    select = first_closure if closure else direct_selection
+    attempts = select(compiler, spec) if spec.status == "supported" else []
+    if attempts and not attempts[-1].closed and not closure:
+        last = attempts[-1]
+        spec = spec.model_copy(
+            update={
+                "status": "deferred",
+                "reason": f"the directly chosen {last.kind} has no valid contract ("
+                + ("; ".join(last.missing) or "the compiler proposed none")
+                + ")",
+            }
+        )
+    elif attempts and not attempts[-1].closed:
         still_open = sorted({c.obligation for a in attempts for c in a.checks if not c.closed})
         spec = spec.model_copy(
             update={

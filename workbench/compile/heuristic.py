@@ -51,7 +51,13 @@ from workbench.analyze.families import short_name
 from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
 from workbench.compile import recorded
 from workbench.compile.contracts import RETURN_SCHEMA, slug
-from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
+from workbench.compile.proposals import (
+    AttemptProposal,
+    KindChoice,
+    MemberCase,
+    ObligationReport,
+    SpecProposal,
+)
 from workbench.envs.lexicon import DIRECTIONS, ActionRole, Lexicon, Scene
 from workbench.envs.registry import lexicon_of
 from workbench.llm.steps import CaseStep
@@ -1168,6 +1174,19 @@ def _subagent(spec: InterventionSpec) -> dict | None:
     )
 
 
+def select_kind(spec: InterventionSpec) -> KindChoice:
+    """Direct type selection by the correction's size, as a compiler without closure picks
+    (the ``no-closure`` ablation): one decision is a rule, a short sequence a skill, a longer
+    one a subagent — whatever the state, lifetime and completion the evidence calls for."""
+    assert spec.scope
+    size = len(spec.scope.decisions)
+    if size <= 1:
+        return KindChoice(kind="rule", why="the correction is one decision")
+    if size <= MAX_PROCEDURE:
+        return KindChoice(kind="skill", why=f"the correction is {size} decisions in a row")
+    return KindChoice(kind="subagent", why=f"the correction takes {size} decisions")
+
+
 class HeuristicCompiler:
     """The offline :class:`~workbench.compile.proposals.Compiler`: specs read off the
     members' mechanisms, contracts off the spec's execution obligation."""
@@ -1184,3 +1203,7 @@ class HeuristicCompiler:
         """The contract ``kind`` takes for ``spec``, with a closure report read off the spec's
         execution obligation (the carried witnesses are re-checked by that same reading)."""
         return propose(spec, kind)
+
+    def select_kind(self, spec: InterventionSpec) -> KindChoice:
+        """The type by the correction's size (see :func:`select_kind`)."""
+        return select_kind(spec)

@@ -47,7 +47,13 @@ from store import (
 from store.artifacts import StateOwner
 from workbench.compare import entity_phrases
 from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, slug
-from workbench.compile.proposals import AttemptProposal, MemberCase, ObligationReport, SpecProposal
+from workbench.compile.proposals import (
+    AttemptProposal,
+    KindChoice,
+    MemberCase,
+    ObligationReport,
+    SpecProposal,
+)
 from workbench.compile.specs import claims_of, traceability
 from workbench.llm.answers import CheckFailed, checked_answer
 from workbench.llm.client import ChatClient, ModelError
@@ -61,6 +67,21 @@ from workbench.llm.steps import (
 
 SPEC_PURPOSE = "compile.spec"
 CONTRACT_PURPOSE = "compile.contract.{kind}"
+SELECT_PURPOSE = "compile.select"
+
+SELECT_PROMPT = """\
+You turn an intervention specification, derived from an agent's failed runs, into one piece \
+of agent knowledge. Choose its type:
+
+- rule: a guard the agent checks at one decision (when this action is about to happen and \
+this is seen, do that instead);
+- skill: an ordered procedure the agent runs inside its own loop until an expected result \
+is seen;
+- subagent: a bounded sub-policy the agent delegates an objective to; it keeps its own \
+state, runs its own loop and returns success or failure.
+
+Answer with the type and one sentence saying why."""
+
 FAILED_CHECKS = "model answer failed checks: "
 """How the reason of a cluster deferred for a twice-failed answer begins."""
 UNRECOGNISED = "unrecognised"
@@ -577,6 +598,36 @@ class OpenAICompiler:
             ModelError: the call failed (after the client's retries).
         """
         return propose_contract(self.client, spec, kind, carried)
+
+    def select_kind(self, spec: InterventionSpec) -> KindChoice:
+        """The model picks the type directly (the ``no-closure`` ablation).
+
+        Raises:
+            ModelError: the call failed (after the client's retries).
+        """
+        return select_kind(self.client, spec)
+
+
+class KindAnswer(_Answer):
+    kind: Literal["rule", "skill", "subagent"]
+    why: str
+
+
+def select_kind(client: ChatClient, spec: InterventionSpec) -> KindChoice:
+    """The model's direct type choice for ``spec`` (the ``no-closure`` ablation).
+
+    Raises:
+        ModelError: the call failed (after the client's retries).
+    """
+    messages = [
+        {"role": "system", "content": SELECT_PROMPT},
+        {"role": "user", "content": f"<specification>\n{render_spec(spec)}\n</specification>"},
+    ]
+    episode = spec.sources[0] if len(spec.sources) == 1 else None
+    answer = client.parse(
+        messages, KindAnswer, purpose=SELECT_PURPOSE, temperature=0.0, episode_id=episode
+    )
+    return KindChoice(kind=answer.kind, why=answer.why)
 
 
 # -- spec extraction -------------------------------------------------------------------------

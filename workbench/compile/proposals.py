@@ -97,6 +97,17 @@ class AttemptProposal(BaseModel):
     report: list[ObligationReport] = Field(default_factory=list)
 
 
+class KindChoice(BaseModel):
+    """A type chosen directly for a spec, without closure checks (the ``no-closure``
+    ablation)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ArtifactKind
+    why: str = ""
+    """The chooser's reason, in words."""
+
+
 class Compiler(Protocol):
     """Proposes intervention specs and contracts. Backends:
     :class:`~workbench.compile.heuristic.HeuristicCompiler` (offline) and
@@ -115,4 +126,9 @@ class Compiler(Protocol):
     ) -> AttemptProposal:
         """Propose ``kind``'s contract for ``spec`` and a closure report per obligation;
         ``carried`` are the earlier schemas' witnesses this one must also close."""
+        ...
+
+    def select_kind(self, spec: InterventionSpec) -> KindChoice:
+        """Pick the artifact type for ``spec`` directly, as a compiler without closure
+        would (the ``no-closure`` ablation); nothing checks the choice."""
         ...

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from store import (
+    DEFAULT_REGIMES,
+    MASKS,
     REGIMES,
     ArtifactVersion,
     Checkpoint,
@@ -39,7 +41,12 @@ from store import (
     Regime,
     Store,
 )
-from workbench.admit.repository import active_guidance, admission_order, admit
+from workbench.admit.repository import (
+    active_guidance,
+    admission_order,
+    admit,
+    guidance_of,
+)
 from workbench.agents.guidance import Guidance
 from workbench.analyze.analyzer import analyze
 from workbench.backends import Backends
@@ -293,6 +300,7 @@ class Evolver:
                 store,
                 backends.compiler,
                 run_id=report.run.id,
+                closure=regime != "no-closure",
                 progress=_Stage(self._outer, f"{label} · compiling"),
                 cancel=self.cancel,
             )
@@ -317,10 +325,8 @@ class Evolver:
         self, regime: Regime, position: int, reference: Checkpoint, admissions: list[dict]
     ) -> Checkpoint:
         """Freeze the regime's repository and score it on the held-out set."""
-        with Store(self.db, workspace=workspace(self.name, regime)) as store:
-            active = store.versions(status="active")
-            guidance = active_guidance(store)
-        scored = self._score(regime, position, guidance)
+        active = self.repository(regime, position)
+        scored = self._score(regime, position, guidance_of(active))
         with Store(self.db) as store:
             previous = store.checkpoints(self.name, regime)
         before = max(previous, key=lambda c: c.position) if previous else reference
@@ -347,6 +353,35 @@ class Evolver:
             batch_id=scored["batch_id"],
         )
 
+    def repository(self, regime: Regime, position: int) -> list[ArtifactVersion]:
+        """The versions the regime's agent follows at a checkpoint: its own active ones, or
+        for a masking regime the gated repository of that checkpoint without the masked
+        kinds (rebuilt from the gated checkpoints' admissions, so a later gated stretch does
+        not leak in)."""
+        if regime not in MASKS:
+            with Store(self.db, workspace=workspace(self.name, regime)) as store:
+                return store.versions(status="active")
+        with Store(self.db) as store:
+            gated = {c.position: c for c in store.checkpoints(self.name, "gated")}
+        if position not in gated:
+            raise ValueError(
+                f"{regime} at checkpoint {position} masks the gated repository, which has no "
+                f"checkpoint {position} yet; run the gated regime with it"
+            )
+        chosen: dict[str, int] = {}
+        for k in range(1, position + 1):
+            for admission in gated[k].admissions if k in gated else []:
+                if admission["status"] == "active":
+                    chosen[admission["artifact"]] = admission["id"]
+        if set(chosen) != set(gated[position].uses):
+            raise ValueError(
+                f"the gated repository of experiment {self.name!r} at checkpoint {position} "
+                "cannot be rebuilt from its admissions (was it changed outside the experiment?)"
+            )
+        with Store(self.db, workspace=workspace(self.name, "gated")) as store:
+            versions = [store.version(i) for i in chosen.values()]
+        return [v for v in versions if v is not None and v.kind not in MASKS[regime]]
+
     # -- the whole experiment --------------------------------------------------------------------
 
     def run(self, regimes: list[Regime]) -> Iterator[Checkpoint]:
@@ -366,7 +401,7 @@ class Evolver:
             for regime, position in todo:
                 if position == 0:
                     continue
-                admissions = self.learn(regime, position)
+                admissions = [] if regime in MASKS else self.learn(regime, position)
                 checkpoint = self.checkpoint(regime, position, reference, admissions)
                 with Store(self.db) as store:
                     yield store.put_checkpoint(checkpoint)
@@ -385,6 +420,15 @@ class Evolver:
                     )
                     self._outer.advance(1, f"{regime} · reference stored")
         return reference
+
+
+def ordered_regimes(regimes: Iterable[Regime]) -> list[Regime]:
+    """``regimes`` in the order of :data:`store.REGIMES`, with ``gated`` added when a masking
+    regime needs its repository (gated comes first, so each checkpoint has it to mask)."""
+    chosen = set(regimes)
+    if chosen & set(MASKS):
+        chosen.add("gated")
+    return [r for r in REGIMES if r in chosen]
 
 
 def _behaviour(version: ArtifactVersion) -> dict[str, Any]:
@@ -445,11 +489,12 @@ def evolve(
 ) -> list[Checkpoint]:
     """Create (or resume) the experiment and run its missing checkpoints; returns all of
     them, by regime (in the order of :data:`store.REGIMES`) then position. Every episode
-    is played on ``executor``."""
+    is played on ``executor``. ``regimes`` defaults to :data:`store.DEFAULT_REGIMES`; a
+    masking regime brings the gated one with it (it masks the gated repository)."""
     with Store(db) as store:
         evolution = start_evolution(store, name, config)
     evolver = Evolver(db, evolution, backends, executor, progress, cancel)
-    for checkpoint in evolver.run(list(regimes or REGIMES)):
+    for checkpoint in evolver.run(ordered_regimes(regimes or DEFAULT_REGIMES)):
         if on_checkpoint is not None:
             on_checkpoint(checkpoint)
     with Store(db) as store:

@@ -20,9 +20,21 @@ REGIME_COLORS = {
     "gated": "#1f77b4",
     "no-replay-gate": "#d62728",
     "no-preservation": "#ff7f0e",
+    "no-contract-gate": "#9467bd",
+    "no-closure": "#8c564b",
+    "rules-only": "#2ca02c",
+    "no-subagent": "#17becf",
 }
 """One colour per regime, the same in every figure."""
-REGIME_DASHES = {"gated": "solid", "no-replay-gate": "dash", "no-preservation": "dot"}
+REGIME_DASHES = {
+    "gated": "solid",
+    "no-replay-gate": "dash",
+    "no-preservation": "dot",
+    "no-contract-gate": "dashdot",
+    "no-closure": "longdash",
+    "rules-only": "longdashdot",
+    "no-subagent": "dot",
+}
 """Line styles too, so that regimes with equal values stay visible on top of each other."""
 KIND_PATTERNS = {"rule": "", "skill": "/", "subagent": "x"}
 """Bars of one regime are stacked by artifact kind, told apart by their fill pattern."""
