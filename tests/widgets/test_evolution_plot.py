@@ -56,10 +56,7 @@ def test_pass_rate_per_regime(series):
 def test_sizes_stack_by_kind_within_each_regime(series):
     traces = by_name(size_figure(series))
     assert list(traces) == [
-        f"{r} · {k}"
-        for r in REGIME_COLORS
-        if r != "no-preservation"
-        for k in ("rule", "skill", "subagent")
+        f"{r} · {k}" for r in ("gated", "no-replay-gate") for k in ("rule", "skill", "subagent")
     ]
     rules, skills, agents = (traces[f"no-replay-gate · {k}"] for k in ("rule", "skill", "subagent"))
     assert list(rules.y) == [0, 3, 5, 6]
