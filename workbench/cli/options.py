@@ -354,6 +354,53 @@ workers_option = click.option(
     help="Worker processes (each runs its own simulator).",
 )
 
+
+def executor_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--executor local|ray``, ``--ray-address`` and ``--workers``, passed as ``executor``
+    (an :class:`~workbench.executors.ExecutorChoice`; the command builds it with
+    :func:`~workbench.executors.make_executor`)."""
+
+    @click.option(
+        "--executor",
+        "executor_kind",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where episodes are played: worker processes here, or a Ray cluster (pip install 'trajectory-workbench[ray]').",
+    )
+    @click.option(
+        "--ray-address",
+        metavar="ADDR",
+        help="The Ray cluster (e.g. auto, 10.0.0.5:6379, ray://head:10001) [default: a Ray instance started here].",
+    )
+    @click.option(
+        "--workers",
+        type=integer(min=1),
+        default=None,
+        help=f"Episodes played at once [default: {LOCAL_WORKERS_TEXT} locally, the cluster's CPUs on Ray].",
+    )
+    @functools.wraps(command)
+    def wrapper(
+        executor_kind: str, ray_address: str | None, workers: int | None, **kwargs: Any
+    ) -> Any:
+        from workbench.executors import ExecutorChoice, ExecutorUnavailable
+
+        if ray_address and executor_kind != "ray":
+            raise click.UsageError("--ray-address needs --executor ray")
+        choice = ExecutorChoice(executor_kind, workers, ray_address)  # type: ignore[arg-type]
+        try:
+            return command(executor=choice, **kwargs)
+        except ExecutorUnavailable as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper
+
+
+LOCAL_WORKERS_TEXT = "2 (or the cores, if fewer)"
+"""The local pool's default size as ``--help`` says it (the value itself is computed when a
+pool is made, so listing commands import nothing)."""
+
+
 reasoner_option = click.option(
     "--reasoner",
     "reasoner_name",

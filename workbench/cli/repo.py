@@ -16,17 +16,18 @@ from workbench.cli.options import (
     console,
     db_option,
     errors,
+    executor_options,
     existing_db_option,
     integer,
     out_folder,
     parse_integer,
     reasoner_option,
-    workers_option,
 )
 from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
     from store import ArtifactVersion, InterventionSpec, Store
+    from workbench.executors import ExecutorChoice
 
 STATUS_STYLE = {
     "active": "green",
@@ -219,24 +220,24 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     "--artifact",
     help="A version id, or an artifact name (its staged versions); default: every staged version.",
 )
-@workers_option
+@executor_options
 @existing_db_option
-def replay_command(store: Store, artifact: str | None, workers: int) -> None:
+def replay_command(store: Store, artifact: str | None, executor: ExecutorChoice) -> None:
     """Admit staged versions: contract gate, then paired replay on the real environment."""
-    _admit_all(store, _targets(store, artifact), workers, without_replay=False)
+    _admit_all(store, _targets(store, artifact), executor, without_replay=False)
 
 
 def _admit_all(
-    store: Store, targets: list[ArtifactVersion], workers: int, without_replay: bool
+    store: Store, targets: list[ArtifactVersion], executor: ExecutorChoice, without_replay: bool
 ) -> None:
     """Run the gates on each target and print every check and the verdict."""
     from workbench.admit.repository import admit
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.progress import Cancelled
 
     if not targets:
         raise click.ClickException("nothing is staged; stage candidates with `workbench compile`")
-    with LocalPool(workers) as executor:  # one pool for every version's replays
+    with make_executor(executor) as pool:  # one pool for every version's replays
         for version in targets:
             console.print(
                 f"[bold]{escape(version.artifact)} v{version.version}[/] ({version.kind}, id {version.id})"
@@ -245,7 +246,7 @@ def _admit_all(
                 result = admit(
                     store,
                     version.id or 0,
-                    executor=executor,
+                    executor=pool,
                     progress=RichProgress("episodes"),
                     without_replay=without_replay,
                 )
@@ -301,11 +302,13 @@ def repo_group() -> None:
     help="Admit on the contract gate alone (versions from imported logs, which cannot be "
     "replayed); the version is marked 'not replayed' everywhere.",
 )
-@workers_option
+@executor_options
 @existing_db_option
-def repo_admit(store: Store, artifact: str | None, without_replay: bool, workers: int) -> None:
+def repo_admit(
+    store: Store, artifact: str | None, without_replay: bool, executor: ExecutorChoice
+) -> None:
     """Admit staged versions (a version id or an artifact name; default: every staged one)."""
-    _admit_all(store, _targets(store, artifact), workers, without_replay=without_replay)
+    _admit_all(store, _targets(store, artifact), executor, without_replay=without_replay)
 
 
 @repo_group.command("ls")

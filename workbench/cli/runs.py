@@ -15,6 +15,7 @@ from workbench.cli.options import (
     check_endpoint,
     console,
     db_option,
+    executor_options,
     family_list,
     integer,
     parse_rates,
@@ -26,6 +27,7 @@ from workbench.demo import DEMO_TEST, DEMO_TRAIN
 if TYPE_CHECKING:
     from store import Store
     from workbench.agents.guidance import Guidance
+    from workbench.executors import ExecutorChoice
     from workbench.runner import Executor, RunConfig, RunReport
 
 
@@ -108,7 +110,7 @@ def run_and_report(
     is_flag=True,
     help="The agent follows the manual's rules that have an executable form (see `workbench manual build`).",
 )
-@workers_option
+@executor_options
 @click.option(
     "--seed",
     type=integer(),
@@ -148,7 +150,7 @@ def run_command(
     guidance_file: Path | None,
     with_repo: bool,
     with_manual: bool,
-    workers: int,
+    executor: ExecutorChoice,
     seed: int,
     step_limit: int,
     batch_name: str | None,
@@ -156,19 +158,19 @@ def run_command(
     like: str | None,
 ) -> None:
     """Run an agent on environment tasks and record every episode (resumable, parallel)."""
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.runner import AgentSpec, RunConfig
 
     if like:
-        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, workers)
+        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, executor)
         return
     if resume:
         existing = store.batch(resume)
         if existing is None or existing.kind != "run":
             raise click.ClickException(f"no run batch {resume!r} to resume")
         config = RunConfig.model_validate(existing.params["config"])
-        with LocalPool(workers) as executor:
-            run_and_report(store, config, existing.name, executor)
+        with make_executor(executor) as pool:
+            run_and_report(store, config, existing.name, pool)
         return
     if not families:
         raise click.UsageError(
@@ -193,8 +195,8 @@ def run_command(
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
     )
-    with LocalPool(workers) as executor:
-        run_and_report(store, config, batch_name, executor)
+    with make_executor(executor) as pool:
+        run_and_report(store, config, batch_name, pool)
 
 
 def _guidance(
@@ -237,10 +239,10 @@ def _run_like(
     with_repo: bool,
     with_manual: bool,
     batch_name: str | None,
-    workers: int,
+    executor: ExecutorChoice,
 ) -> None:
     from workbench.admit.evaluate import compare_runs
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.runner import RunConfig
 
     existing = store.batch(like)
@@ -251,8 +253,8 @@ def _run_like(
     )
     suffix = "repo" if with_repo else "manual" if with_manual else "again"
     name = batch_name or f"{existing.name}-{suffix}"
-    with LocalPool(workers) as executor:
-        report = run_and_report(store, config, name, executor)
+    with make_executor(executor) as pool:
+        report = run_and_report(store, config, name, pool)
     paired = compare_runs(store, existing.id, report.batch_id)
     for label, successes in (
         (existing.name, paired.baseline_successes),
