@@ -203,13 +203,16 @@ def trimmed(span: list[StepReading]) -> tuple[list[StepReading], list[int]]:
 
 
 def revisits(reading: Reading, start: int, kept: list[StepReading]) -> dict[int, int]:
-    """Steps with an effect after which the state is one the span was already in."""
-    seen = {reading.state_before(start): start - 1}
+    """Steps with an effect that take the span back to a state it was in before the previous
+    one (going back and forth; a step that leaves the state as it was is no revisit)."""
+    previous = reading.state_before(start)
+    seen = {previous: start - 1}
     found = {}
     for step in kept:
-        if step.effects and step.state in seen:
+        if step.effects and step.state != previous and step.state in seen:
             found[step.index] = seen[step.state]
         seen.setdefault(step.state, step.index)
+        previous = step.state
     return found
 
 
