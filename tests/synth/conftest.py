@@ -11,6 +11,7 @@ reports. Tests copy what they change (the database and the worlds' cache beside 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import threading
@@ -177,12 +178,10 @@ def filtered_db(
         duplicate, tampered, foreign = store.add_synth_examples([duplicate, tampered, foreign])
         stop = threading.Event()
         interrupted = None
-        try:
+        with contextlib.suppress(Cancelled):
             interrupted = filter_examples(
                 store, executor=executor, progress=CancelAfterFirst(stop), cancel=stop
             )
-        except Cancelled:
-            pass
         pending = store.synth_counts().get("pending", 0)
         replays = sum(1 for b in store.batches() if b.kind == "replay")
         report = filter_examples(store, executor=executor)

@@ -3,6 +3,7 @@ of relabel calls, provenance, trimmed repeats, state digests, resumption."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 from store import Step, Store
@@ -50,7 +51,7 @@ def test_repeated_invalid_steps_are_trimmed_from_the_span(constructed_db):
         assert removed, "the scripted agent repeated an invalid command to the step limit"
         assert len(whole.actions) == whole.end - whole.start + 1 - len(removed)
         pairs = list(zip(whole.actions, whole.observations, strict=True))
-        assert all(a != b for a, b in zip(pairs, pairs[1:], strict=False))
+        assert all(a != b for a, b in itertools.pairwise(pairs))
 
 
 def test_adjacent_spans_chain_their_states_and_a_walk_back_returns_to_the_same_state(
