@@ -40,9 +40,7 @@ def test_chat_jsonl_holds_one_conversation_per_kept_example(tmp_path: Path, filt
             example.end,
         )
     whole = [json.loads(line) for line in (tmp_path / "whole.jsonl").read_text().splitlines()]
-    assert only_whole.examples == len(whole) and {r["metadata"]["kind"] for r in whole} == {
-        "whole"
-    }
+    assert only_whole.examples == len(whole) and {r["metadata"]["kind"] for r in whole} == {"whole"}
 
 
 def test_markdown_examples_keep_their_structure_whatever_the_trajectory_says(
