@@ -125,6 +125,11 @@ def synth_backward(
         ) from None
     except ValueError as error:
         raise click.ClickException(str(error)) from error
+    if not (report.episodes or report.failed):
+        had = f" ({report.skipped} given had examples already)" if report.skipped else ""
+        console.print(f"nothing to relabel: every synthesized episode has examples{had}")
+        console.print(counts_line(store))
+        return
     console.print(
         f"{report.episodes} episode(s) relabelled with {shown(relabeler.name)}: "
         f"{report.relabel_calls} relabel call(s), {report.examples} backward and "
