@@ -10,9 +10,11 @@ from store import Store
 from store.synth import SYNTH_WORKSPACE
 from tests.llm_server import ChatServer
 from tests.synth.conftest import copy_db
+from workbench.backends import make_backends
 from workbench.llm import ChatClient
 from workbench.synth.backward import construct
 from workbench.synth.filters import filter_examples
+from workbench.synth.heuristic_relabeler import HeuristicRelabeler
 from workbench.synth.openai_relabeler import RELABEL_PURPOSE, VOTE_PURPOSE, OpenAIRelabeler
 
 
@@ -102,3 +104,15 @@ def test_the_models_vote_joins_the_committee_without_replaying_again(
             members = example.checks["committee"]
             assert members["openai:test-model"]["vote"] == "yes" and "heuristic" in members
         assert len(store.calls(VOTE_PURPOSE)) == chat_server.request_count
+
+
+def test_the_backend_choice_gives_the_relabeler(tmp_path: Path):
+    endpoint = {
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "WORKBENCH_MODEL": "env-model",
+    }
+    with Store(tmp_path / "wb.db") as store:
+        assert isinstance(make_backends(store, environ={}).relabeler, HeuristicRelabeler)
+        chosen = make_backends(store, "openai", environ=endpoint).relabeler
+        assert isinstance(chosen, OpenAIRelabeler) and chosen.name == "openai:env-model"
