@@ -178,6 +178,11 @@ def run_command(
         )
     if agent_kind == "command" and not cmd:
         raise click.UsageError("--agent command needs --cmd 'your agent command'")
+    if agent_kind == "script":
+        raise click.UsageError(
+            "--agent script replays recorded actions (the synthesis filter uses it); "
+            "`workbench run` has no actions to give it"
+        )
     if agent_kind == "openai":
         check_endpoint(store, model)
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
