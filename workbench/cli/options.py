@@ -237,20 +237,28 @@ def existing_db_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return _with_store(command, must_exist=True)
 
 
-def _with_store(command: Callable[..., Any], *, must_exist: bool) -> Callable[..., Any]:
-    @db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")
-    @workspace_flag
+def workspace_db_option(workspace: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """:func:`existing_db_option` for commands that always work in ``workspace`` (synthesis
+    in the synth workspace), so they take no ``--workspace``."""
+    return functools.partial(_with_store, must_exist=True, workspace=workspace)
+
+
+def _with_store(
+    command: Callable[..., Any], *, must_exist: bool, workspace: str | None = None
+) -> Callable[..., Any]:
     @functools.wraps(command)
-    def wrapper(db_path: Path | None, workspace: str, **kwargs: Any) -> Any:
+    def wrapper(db_path: Path | None, **kwargs: Any) -> Any:
         from store import EpisodeFilter, default_db_path
 
+        given = kwargs.pop("workspace", "")
         path = given_db(db_path) or default_db_path()
         if must_exist and not _exists(path):
             raise click.ClickException(
                 f"no database at {path}: check --db (or WORKBENCH_DB), or create one with "
                 "`workbench demo`, `workbench import` or `workbench run`"
             )
-        with open_store(path, given_workspace(workspace)) as store:
+        chosen = workspace if workspace is not None else given_workspace(given)
+        with open_store(path, chosen) as store:
             if isinstance(kwargs.get("where"), EpisodeFilter):
                 check_filter(store, kwargs["where"])
             try:
@@ -261,7 +269,9 @@ def _with_store(command: Callable[..., Any], *, must_exist: bool) -> Callable[..
                     raise  # not where the database lives but what the command did: a bug
                 raise click.ClickException(f"cannot write to database {path}: {meaning}") from None
 
-    return wrapper
+    if workspace is None:
+        wrapper = workspace_flag(wrapper)
+    return db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")(wrapper)
 
 
 def _exists(path: Path) -> bool:

@@ -7,10 +7,8 @@ replays and their examples never mix with your own runs).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,15 +17,15 @@ from workbench.cli.options import (
     RichProgress,
     chosen_backends,
     console,
-    db_flag,
-    given_db,
-    open_store,
+    executor_options,
+    integer,
     reasoner_option,
-    workers_option,
+    workspace_db_option,
 )
 
 if TYPE_CHECKING:
     from store import Store
+    from workbench.executors import ExecutorChoice
 
 
 @click.group("synth")
@@ -36,20 +34,11 @@ def synth_group() -> None:
     construction, filters and exports (all in the database's synth workspace)."""
 
 
-def synth_store(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--db PATH`` opened as ``store`` in the synth workspace."""
+SYNTH_WORKSPACE = "synth"
+"""``store.SYNTH_WORKSPACE``, written out so ``--help`` imports no store (a test checks)."""
 
-    @db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")
-    @functools.wraps(command)
-    def wrapper(db_path: Path | None, **kwargs: Any) -> Any:
-        from store import default_db_path
-        from store.synth import SYNTH_WORKSPACE
-
-        path = given_db(db_path) or default_db_path()
-        with open_store(path, SYNTH_WORKSPACE) as store:
-            return command(store=store, **kwargs)
-
-    return wrapper
+synth_store = workspace_db_option(SYNTH_WORKSPACE)
+"""``--db PATH`` opened as ``store`` in the synth workspace."""
 
 
 def counts_line(store: Store) -> str:
@@ -80,14 +69,14 @@ def counts_line(store: Store) -> str:
 @click.option(
     "--max-spans-per-episode",
     "max_spans",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=8,
     show_default=True,
     help="Most relabel calls per episode, the whole trajectory's abstraction included.",
 )
 @click.option(
     "--max-span-steps",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=10,
     show_default=True,
     help="Longest span relabelled, in actions.",
@@ -146,22 +135,22 @@ def synth_backward(
 
 
 @synth_group.command("filter")
-@workers_option
+@executor_options
 @reasoner_option
 @synth_store
-def synth_filter(store: Store, workers: int, reasoner_name: str | None) -> None:
+def synth_filter(store: Store, executor: ExecutorChoice, reasoner_name: str | None) -> None:
     """Filter the pending examples: the committee's deterministic vote, a replay of each
     example in the real simulator (its claimed effects must come back), duplicates by state,
     and with --reasoner openai the model's vote. Resumable."""
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.progress import Cancelled
     from workbench.synth.filters import filter_examples
 
     relabeler = chosen_backends(store, reasoner_name).relabeler
     try:
-        with LocalPool(workers) as executor:
+        with make_executor(executor) as pool:
             report = filter_examples(
-                store, executor=executor, relabeler=relabeler, progress=RichProgress("episodes")
+                store, executor=pool, relabeler=relabeler, progress=RichProgress("episodes")
             )
     except (Cancelled, KeyboardInterrupt):
         raise click.ClickException(
