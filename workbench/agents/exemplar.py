@@ -40,7 +40,15 @@ from workbench.agents.llm import ground
 from workbench.compare import normalize_action
 from workbench.synth.heuristic_queries import HeuristicQueryWriter
 from workbench.synth.queries import QueryWriter
-from workbench.synth.retrieval import M1, M2, ExampleIndex, Hit, same_text, tokens
+from workbench.synth.retrieval import (
+    M1,
+    M2,
+    ExampleIndex,
+    Hit,
+    same_text,
+    split_examples,
+    tokens,
+)
 
 NAME = "exemplar"
 
@@ -56,11 +64,6 @@ CANDIDATES = 12
 """Most points tried at one step."""
 REPEATS = 2
 """Most times the same action is taken on the same observation (a loop is left)."""
-
-
-def split_examples(k: int) -> tuple[int, int]:
-    """``(m1, m2)`` for ``k`` examples in all: observation-based first, as the paper's 5 + 5."""
-    return (k + 1) // 2, k // 2
 
 
 def likeness(current: str, theirs: str) -> float:

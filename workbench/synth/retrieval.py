@@ -92,6 +92,12 @@ STOPWORDS = frozenset(
 """Words no retriever indexes (they carry no task's content)."""
 
 
+def split_examples(k: int) -> tuple[int, int]:
+    """``(m1, m2)`` for ``k`` examples per step in all: the observation-based share first
+    (10 gives the paper's 5 + 5)."""
+    return (k + 1) // 2, k // 2
+
+
 def tokens(text: str) -> list[str]:
     """The words BM25 indexes: lower-case letters and digits, :data:`STOPWORDS` dropped."""
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
@@ -227,10 +233,14 @@ class ExampleIndex:
             digest: the content digest (computed when empty).
         """
         trajectories = trajectories or [list(e.observations) for e in examples]
-        bm25 = {
-            "instruction": _bm25([tokens(e.instruction) for e in examples]),
-            "observation": _bm25([tokens("\n".join(t)) for t in trajectories]),
-        }
+        bm25 = (
+            {
+                "instruction": _bm25([tokens(e.instruction) for e in examples]),
+                "observation": _bm25([tokens("\n".join(t)) for t in trajectories]),
+            }
+            if examples
+            else {}
+        )
         vectors = embedder.encode([dense_text(e) for e in examples]) if embedder else None
         name = embedder.name if embedder else ""
         return cls(
@@ -498,7 +508,7 @@ def _bm25(corpus: list[list[str]]) -> Any:
     import bm25s
 
     index = bm25s.BM25(**BM25)
-    index.index(corpus or [[]], show_progress=False)
+    index.index(corpus, show_progress=False)
     return index
 
 
@@ -512,7 +522,9 @@ def verified(folder: Path, digest: str) -> dict[str, Any] | None:
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
         files = manifest["files"]
-        if manifest["format"] != FORMAT or manifest["digest"] != digest or not files:
+        if manifest["format"] != FORMAT or manifest["digest"] != digest:
+            return None
+        if not files and manifest["examples"]:
             return None
         if all(_sha(folder / name) == sha for name, sha in files.items()):
             return manifest
@@ -558,6 +570,7 @@ def _read(
         bm25 = {
             name: bm25s.BM25.load(str(folder / name), show_progress=False)
             for name in ("instruction", "observation")
+            if examples
         }
         vectors = np.load(folder / "dense.npy", allow_pickle=False) if manifest["dense"] else None
     except (OSError, ValueError, KeyError):  # the caller rebuilds it
