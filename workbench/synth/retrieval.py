@@ -533,8 +533,16 @@ def verified(folder: Path, digest: str) -> dict[str, Any] | None:
     return None
 
 
-_LOADED: dict[Path, ExampleIndex] = {}
-"""Indexes this process has read, by folder (kept while their digest holds)."""
+_LOADED: dict[Path, tuple[ExampleIndex, dict[str, tuple[int, int]]]] = {}
+"""Indexes this process has read, by folder, with their files' sizes and modification times
+when read: reused while the digest holds and no file has changed since."""
+
+
+def _stamps(folder: Path, names: Iterable[str]) -> dict[str, tuple[int, int]] | None:
+    try:
+        return {n: ((s := (folder / n).stat()).st_size, s.st_mtime_ns) for n in names}
+    except OSError:
+        return None
 
 
 def _cached(
@@ -545,14 +553,15 @@ def _cached(
 ) -> ExampleIndex | None:
     """The index kept in ``folder``, when sound; ``None`` when absent or damaged."""
     held = _LOADED.get(folder)
-    if held is not None and held.digest == digest and folder.is_dir():
-        return held
+    if held is not None and held[0].digest == digest and _stamps(folder, held[1]) == held[1]:
+        return held[0]
     manifest = verified(folder, digest)
     if manifest is None or manifest["examples"] != [e.id for e in examples]:
         return None
     loaded = _read(folder, manifest, examples, trajectories, digest)
-    if loaded is not None:
-        _LOADED[folder] = loaded
+    stamps = _stamps(folder, [MANIFEST, *manifest["files"]])
+    if loaded is not None and stamps is not None:
+        _LOADED[folder] = (loaded, stamps)
     return loaded
 
 
