@@ -28,7 +28,6 @@ import random
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -296,14 +295,6 @@ def example(rng: random.Random, number: int) -> SynthExample:
     )
 
 
-@dataclass
-class Measured:
-    build_s: float
-    peak_mb: float
-    query_ms: list[float]
-    tops: list[list[int]]
-
-
 def resident_mb() -> float:
     """This process's resident memory (MB), after a collection."""
     gc.collect()
@@ -328,16 +319,18 @@ def top(scores: np.ndarray) -> list[int]:
 
 def run_queries(
     score: Callable[[str], np.ndarray], queries: list[str]
-) -> tuple[list[float], list[list[int]]]:
-    latencies, tops = [], []
+) -> tuple[list[float], list[list[int]], list[np.ndarray]]:
+    """CPU milliseconds of each query (scoring and ranking), its top positions and scores."""
     score(queries[0])  # warm up (lazy imports, caches)
+    latencies, tops, all_scores = [], [], []
     for query in queries:
         started = time.process_time()
         scores = score(query)
         ranked = top(scores)
         latencies.append((time.process_time() - started) * 1000)
         tops.append(ranked)
-    return latencies, tops
+        all_scores.append(scores)
+    return latencies, tops, all_scores
 
 
 def agreement(
@@ -367,13 +360,12 @@ def bench_corpus(
     reference, build_s, peak = measured_build(
         lambda: rank_bm25.BM25Plus(corpus, k1=BM25["k1"], b=BM25["b"], delta=BM25["delta"])
     )
-    ours_ms, ours_top = run_queries(lambda q: index.scores(retriever, q), queries)
+    ours_ms, ours_top, _ = run_queries(lambda q: index.scores(retriever, q), queries)
 
     def theirs(query: str) -> np.ndarray:
         return reference.get_scores(list(dict.fromkeys(tokens(query))))  # type: ignore[attr-defined]
 
-    theirs_ms, theirs_top = run_queries(theirs, queries)
-    reference_scores = [theirs(q) for q in queries]
+    theirs_ms, theirs_top, reference_scores = run_queries(theirs, queries)
     strict, tied = agreement(ours_top, theirs_top, reference_scores)
     ratio = np.mean(theirs_ms) / np.mean(ours_ms)
     print(
