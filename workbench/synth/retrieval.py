@@ -204,11 +204,16 @@ class ExampleIndex:
             return cls.build(examples, trajectories, embedder=embedder, digest=digest)
         folder = root / f"{_selection(env, kind)}-{digest[:16]}"
         loaded = _cached(folder, digest, examples, trajectories)
-        if loaded is None:
-            built = cls.build(examples, trajectories, embedder=embedder, digest=digest)
+        if loaded is not None:
+            return loaded
+        built = cls.build(examples, trajectories, embedder=embedder, digest=digest)
+        try:
             built.save(folder)
-            _prune(root, _selection(env, kind), keep=folder)
-            loaded = _cached(folder, digest, examples, trajectories)
+        except OSError:  # nowhere to keep it: use it from memory
+            built.folder = None
+            return built
+        _prune(root, _selection(env, kind), keep=folder)
+        loaded = _cached(folder, digest, examples, trajectories)
         if loaded is None:  # the kept copy cannot be read back: use the one just built
             built.folder = None
             return built
