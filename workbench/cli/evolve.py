@@ -19,6 +19,7 @@ from workbench.cli.options import (
     db_option,
     errors,
     family_list,
+    integer,
     parse_rates,
     reasoner_option,
     workers_option,
@@ -131,7 +132,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 )
 @click.option(
     "--stream-size",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=60,
     show_default=True,
     help="Learning tasks in the stream.",
@@ -143,14 +144,14 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 )
 @click.option(
     "--heldout-size",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=30,
     show_default=True,
     help="Held-out tasks scored at every checkpoint.",
 )
 @click.option(
     "--every",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=20,
     show_default=True,
     help="Learning tasks between checkpoints.",
@@ -170,10 +171,8 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     help="Scripted agent: MODE=P mistake probability over the demo's rates (repeatable).",
 )
 @click.option("--name", default="evolve", show_default=True, help="Experiment name (resumes).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Plan seed.")
-@click.option(
-    "--step-limit", type=click.IntRange(min=1), default=100, show_default=True, help="Steps."
-)
+@click.option("--seed", type=integer(), default=0, show_default=True, help="Plan seed.")
+@click.option("--step-limit", type=integer(min=1), default=100, show_default=True, help="Steps.")
 @reasoner_option
 @workers_option
 @db_option

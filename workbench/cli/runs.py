@@ -16,6 +16,7 @@ from workbench.cli.options import (
     console,
     db_option,
     family_list,
+    integer,
     parse_rates,
     workers_option,
 )
@@ -68,7 +69,7 @@ def run_and_report(
 )
 @click.option(
     "--episodes",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=10,
     show_default=True,
     help="Episodes to run (spread over the families).",
@@ -125,14 +126,14 @@ def run_and_report(
 @workers_option
 @click.option(
     "--seed",
-    type=int,
+    type=integer(),
     default=0,
     show_default=True,
     help="Run seed (episode seeds derive from it).",
 )
 @click.option(
     "--step-limit",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=100,
     show_default=True,
     help="Most actions per episode.",
@@ -350,14 +351,14 @@ def play_demo(
 @click.command("demo")
 @click.option(
     "--train",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     help=f"Episodes on train tasks in each world [default: the world's own; {DEMO_TRAIN} in most].",
 )
 @click.option(
     "--test",
     "test_",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     help=f"Episodes on test tasks in each world [default: the world's own; {DEMO_TEST} in most].",
 )
