@@ -111,7 +111,7 @@ def run_and_report(
 @click.option(
     "--with-examples",
     "with_examples",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     metavar="K",
     help="The agent is given K synthesized examples at each step (agentic retrieval; "

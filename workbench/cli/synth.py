@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.cli.episodes import plain
-from workbench.cli.options import LazyChoice, console, db_option
+from workbench.cli.options import LazyChoice, console, existing_db_option, integer, plain
 from workbench.cli.plugins import environment_names
 from workbench.cli.tables import Column, print_records
 
@@ -31,7 +30,7 @@ def synth_group() -> None:
 @click.option(
     "--k",
     "k",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=5,
     show_default=True,
     help="How many examples to show.",
@@ -53,7 +52,7 @@ def synth_group() -> None:
     default=None,
     help="Only examples of this kind [default: both].",
 )
-@db_option
+@existing_db_option
 def synth_search(
     store: Store, query: str, k: int, observation: str | None, env: str | None, kind: str | None
 ) -> None:
