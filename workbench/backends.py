@@ -1,9 +1,10 @@
 """The one backend choice every face makes: a configuration turned into the stage backends.
 
 Every judgment of the pipeline is a method of the protocol its stage defines (the analyst,
-the compiler, the manual's formulator and builder, synthesis' relabeler); :func:`make_backends`
-builds all five for one backend, bound to one store. The CLI, the terminal UI and the notebook
-widgets call it, so a choice made once holds for every face. The backend is chosen by, in order:
+the compiler, the manual's formulator and builder, synthesis' relabeler and retrieval query
+writer); :func:`make_backends` builds all of them for one backend, bound to one store. The CLI,
+the terminal UI and the notebook widgets call it, so a choice made once holds for every face.
+The backend is chosen by, in order:
 
 1. an explicit choice (``--reasoner``);
 2. the environment variable ``WORKBENCH_REASONER``;
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the stages load when backends are made, not when a choice i
     from workbench.compile.proposals import Compiler
     from workbench.manual.builder import Builder
     from workbench.manual.formulate import Formulator
+    from workbench.synth.queries import QueryWriter
     from workbench.synth.relabeler import Relabeler
 
 BackendName = Literal["heuristic", "openai"]
@@ -83,6 +85,8 @@ class Backends:
     """Reads episodes into rule operations and consolidates them (the manual's building)."""
     relabeler: Relabeler
     """Writes instructions backward for spans and votes on examples (synthesis)."""
+    query_writer: QueryWriter
+    """Writes the model-based retrieval query of synthesized examples (synthesis)."""
 
     @property
     def name(self) -> str:
@@ -132,6 +136,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
     from workbench.compile.heuristic import HeuristicCompiler
     from workbench.manual.heuristic import HeuristicFormulator
     from workbench.manual.heuristic_builder import HeuristicBuilder
+    from workbench.synth.heuristic_queries import HeuristicQueryWriter
     from workbench.synth.heuristic_relabeler import HeuristicRelabeler
 
     return Backends(
@@ -141,6 +146,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
         formulator=HeuristicFormulator(),
         builder=HeuristicBuilder(store),
         relabeler=HeuristicRelabeler(),
+        query_writer=HeuristicQueryWriter(),
     )
 
 
@@ -150,6 +156,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
     from workbench.compile.openai import OpenAICompiler
     from workbench.manual.openai import OpenAIFormulator
     from workbench.manual.openai_builder import OpenAIBuilder
+    from workbench.synth.openai_queries import OpenAIQueryWriter
     from workbench.synth.openai_relabeler import OpenAIRelabeler
 
     config = config or ReasonerConfig(
@@ -162,6 +169,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
         formulator=OpenAIFormulator(client),
         builder=OpenAIBuilder(client),
         relabeler=OpenAIRelabeler(client),
+        query_writer=OpenAIQueryWriter(client),
     )
 
 

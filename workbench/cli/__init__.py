@@ -7,7 +7,18 @@ commands, so ``workbench --help`` loads click and rich only.
 
 from __future__ import annotations
 
-from workbench.cli import analysis, episodes, evolve, manual, plot, repo, runs, spans, synth, tui
+from workbench.cli import (
+    analysis,
+    episodes,
+    evolve,
+    manual,
+    plot,
+    repo,
+    runs,
+    spans,
+    synth,
+    tui,
+)
 from workbench.cli.group import main
 
 for command in (

@@ -110,6 +110,21 @@ def run_and_report(
     is_flag=True,
     help="The agent follows the manual's rules that have an executable form (see `workbench manual build`).",
 )
+@click.option(
+    "--with-examples",
+    "with_examples",
+    type=integer(min=1),
+    default=None,
+    metavar="K",
+    help="The agent is given K synthesized examples at each step (agentic retrieval; "
+    "--agent openai or exemplar; the exemplar agent's default is 10).",
+)
+@click.option(
+    "--example-kind",
+    type=click.Choice(["backward", "whole"]),
+    default=None,
+    help="Only retrieve examples of this kind [default: both].",
+)
 @executor_options
 @click.option(
     "--seed",
@@ -150,6 +165,8 @@ def run_command(
     guidance_file: Path | None,
     with_repo: bool,
     with_manual: bool,
+    with_examples: int | None,
+    example_kind: str | None,
     executor: ExecutorChoice,
     seed: int,
     step_limit: int,
@@ -161,8 +178,11 @@ def run_command(
     from workbench.executors import make_executor
     from workbench.runner import AgentSpec, RunConfig
 
+    examples = (with_examples or 0, example_kind)
     if like:
-        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, executor)
+        _run_like(
+            store, like, guidance_file, with_repo, with_manual, batch_name, executor, examples
+        )
         return
     if resume:
         existing = store.batch(resume)
@@ -185,6 +205,7 @@ def run_command(
         )
     if agent_kind == "openai":
         check_endpoint(store, model)
+    _check_examples(store, env, agent_kind, *examples)
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
     manuals = store.manuals() if with_manual else []
     config = RunConfig(
@@ -195,13 +216,49 @@ def run_command(
         seed=seed,
         step_limit=step_limit,
         agent=AgentSpec(
-            kind=agent_kind, rates=parse_rates(rates), cmd=shlex.split(cmd or ""), model=model
+            kind=agent_kind,
+            rates=parse_rates(rates),
+            cmd=shlex.split(cmd or ""),
+            model=model,
+            examples=examples[0],
+            example_kind=example_kind,  # type: ignore[arg-type]
         ),
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
     )
     with make_executor(executor) as pool:
         run_and_report(store, config, batch_name, pool)
+
+
+EXAMPLE_AGENTS = ("openai", "exemplar")
+"""The agents that read retrieved examples."""
+
+
+def _check_examples(store: Store, env: str, agent: str, count: int, kind: str | None) -> None:
+    """Refuse examples for an agent that reads none; open (and build, once) the index the
+    workers will read, and say what it holds — or that there is nothing to retrieve."""
+    if not count and agent != "exemplar":
+        if kind:
+            raise click.UsageError("--example-kind needs --with-examples K")
+        return
+    if agent not in EXAMPLE_AGENTS:
+        raise click.UsageError(
+            f"--with-examples needs an agent that reads examples ({', '.join(EXAMPLE_AGENTS)}), "
+            f"not {agent}"
+        )
+    from workbench.synth.retrieval import ExampleIndex
+
+    index = ExampleIndex.open(store, env=env, kind=kind)
+    what = f"kept {kind} examples" if kind else "kept examples"
+    if not len(index):
+        if agent != "exemplar":
+            raise click.ClickException(f"the database holds no {what} of {env} to retrieve")
+        console.print(f"no {what} of {env}: the exemplar agent will stop at once")
+        return
+    retrievers = "BM25 and dense" if index.dense else "BM25"
+    console.print(f"retrieving from {len(index)} {what} of {env} ({retrievers})")
+    if index.dense_note():
+        console.print(index.dense_note(), markup=False, soft_wrap=True)
 
 
 def _guidance(
@@ -245,6 +302,7 @@ def _run_like(
     with_manual: bool,
     batch_name: str | None,
     executor: ExecutorChoice,
+    examples: tuple[int, str | None] = (0, None),
 ) -> None:
     from workbench.admit.evaluate import compare_runs
     from workbench.executors import make_executor
@@ -253,10 +311,17 @@ def _run_like(
     existing = store.batch(like)
     if existing is None or existing.kind != "run":
         raise click.ClickException(f"no run batch {like!r} to repeat")
-    config = RunConfig.model_validate(existing.params["config"]).model_copy(
-        update={"guidance": _guidance(store, guidance_file, with_repo, with_manual)}
+    config = RunConfig.model_validate(existing.params["config"])
+    update: dict = {"guidance": _guidance(store, guidance_file, with_repo, with_manual)}
+    if examples[0]:
+        _check_examples(store, config.env, config.agent.kind, *examples)
+        update["agent"] = config.agent.model_copy(
+            update={"examples": examples[0], "example_kind": examples[1]}
+        )
+    config = config.model_copy(update=update)
+    suffix = (
+        "repo" if with_repo else "manual" if with_manual else "examples" if examples[0] else "again"
     )
-    suffix = "repo" if with_repo else "manual" if with_manual else "again"
     name = batch_name or f"{existing.name}-{suffix}"
     with make_executor(executor) as pool:
         report = run_and_report(store, config, name, pool)
