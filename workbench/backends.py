@@ -1,8 +1,8 @@
 """The one backend choice every face makes: a configuration turned into the stage backends.
 
 Every judgment of the pipeline is a method of the protocol its stage defines (the analyst,
-the compiler, the manual's formulator and builder); :func:`make_backends` builds all four
-for one backend, bound to one store. The CLI, the terminal UI and the notebook widgets call
+the compiler, the manual's formulator and builder, synthesis' task proposer);
+:func:`make_backends` builds them all for one backend, bound to one store. The CLI, the terminal UI and the notebook widgets call
 it, so a choice made once holds for every face. The backend is chosen by, in order:
 
 1. an explicit choice (``--reasoner``);
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the stages load when backends are made, not when a choice i
     from workbench.compile.proposals import Compiler
     from workbench.manual.builder import Builder
     from workbench.manual.formulate import Formulator
+    from workbench.synth.proposer import Proposer
 
 BackendName = Literal["heuristic", "openai"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
@@ -80,6 +81,8 @@ class Backends:
     """Groups the rules into the manual's chapters (formulation)."""
     builder: Builder
     """Reads episodes into rule operations and consolidates them (the manual's building)."""
+    proposer: Proposer
+    """Proposes task instructions from a world's documentation (synthesis' self-instruct)."""
 
     @property
     def name(self) -> str:
@@ -129,6 +132,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
     from workbench.compile.heuristic import HeuristicCompiler
     from workbench.manual.heuristic import HeuristicFormulator
     from workbench.manual.heuristic_builder import HeuristicBuilder
+    from workbench.synth.heuristic_proposer import HeuristicProposer
 
     return Backends(
         config=config or ReasonerConfig(backend="heuristic", source="default"),
@@ -136,6 +140,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
         compiler=HeuristicCompiler(),
         formulator=HeuristicFormulator(),
         builder=HeuristicBuilder(store),
+        proposer=HeuristicProposer(),
     )
 
 
@@ -145,6 +150,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
     from workbench.compile.openai import OpenAICompiler
     from workbench.manual.openai import OpenAIFormulator
     from workbench.manual.openai_builder import OpenAIBuilder
+    from workbench.synth.openai_proposer import OpenAIProposer
 
     config = config or ReasonerConfig(
         backend="openai", source="client", base_url=client.base_url or "", model=client.model
@@ -155,6 +161,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
         compiler=OpenAICompiler(client),
         formulator=OpenAIFormulator(client),
         builder=OpenAIBuilder(client),
+        proposer=OpenAIProposer(client),
     )
 
 
