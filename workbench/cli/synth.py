@@ -105,7 +105,8 @@ def _print_proposals(report: ProposalReport) -> None:
     console.print(
         f"{report.env}: {report.proposed} task(s) proposed by {escape(report.proposer)} from "
         f"{len(report.sources)} passage(s), {report.added} new, {report.present} already "
-        "stored" + (f"; {empty} passage(s) gave none" if empty else "")
+        "stored" + (f"; {empty} passage(s) gave none" if empty else ""),
+        soft_wrap=True,
     )
 
 
@@ -188,7 +189,9 @@ def explore_command(
     except (ValueError, RuntimeError) as error:
         raise click.ClickException(str(error)) from error
     if not report.planned:
-        console.print(f"every synthesized task of {env} is already planned for {agent_kind}")
+        console.print(
+            f"every synthesized task of {env} is already planned for {agent_kind}", soft_wrap=True
+        )
         return
     solved = report.finished - report.failed
     done = (
@@ -199,6 +202,6 @@ def explore_command(
         done += f"; {report.skipped} already recorded (resumed)"
     if report.lost:
         done += f"; {len(report.lost)} lost to crashed workers (recorded as failed)"
-    console.print(done + " — see them with `workbench --workspace synth ls`")
+    console.print(done + " — see them with `workbench --workspace synth ls`", soft_wrap=True)
     for error, count in report.errors.most_common():
         console.print(f"  {count}× {escape(error)}", soft_wrap=True)

@@ -641,7 +641,7 @@ def documentation(options: EnvOptions, chosen: Sequence[str] = ()) -> list[DocPa
     passages: list[DocPassage] = []
     commands: dict[str, list[str]] = {}
     for family in wanted:
-        passages.append(_challenge_passage(family))
+        passages.append(challenge_passage(family))
         for seed in SPLITS["train"][:INTRO_GAMES]:
             data = json.loads((games.game(family, seed).folder / "game.json").read_text())
             passages.append(_intro_passage(family, seed, data))
@@ -654,7 +654,7 @@ def documentation(options: EnvOptions, chosen: Sequence[str] = ()) -> list[DocPa
     return passages
 
 
-def _challenge_passage(family: str) -> DocPassage:
+def challenge_passage(family: str) -> DocPassage:
     """The challenge's description as its generator documents it, and the level's settings."""
     challenge, level = parse_family(family)
     folder = challenge.replace("-", "_")
