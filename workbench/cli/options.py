@@ -89,6 +89,8 @@ class RichProgress:
         self._task: Any = None
 
     def start(self, total: float | None, description: str = "") -> None:
+        if self._task is not None:  # a job of several phases: the finished phase goes
+            self._bar.remove_task(self._task)
         self._bar.start()
         self._task = self._bar.add_task(description, total=total)
 

@@ -166,6 +166,10 @@ def explore_command(
     from workbench.progress import Cancelled
     from workbench.synth.explore import explore
 
+    if agent_kind == "command":
+        raise click.UsageError(
+            "synth explore plays agents that need no command line; use explorer or openai"
+        )
     if agent_kind == "openai":
         check_endpoint(store, model)
     spec = AgentSpec(kind=agent_kind, model=model)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from store import Store, SynthTask
 from workbench.envs.base import DocPassage, EnvironmentPlugin, EnvOptions
@@ -89,13 +89,22 @@ class ProposalReport:
 
 
 def documentation(
-    plugin: EnvironmentPlugin, options: EnvOptions | None = None, families: Sequence[str] = ()
+    plugin: EnvironmentPlugin,
+    options: EnvOptions | None = None,
+    families: Sequence[str] = (),
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
 ) -> list[DocPassage]:
-    """The plugin's documentation for ``families`` (empty: every family).
+    """The plugin's documentation for ``families`` (empty: every family), read one family at
+    a time (a world may generate files to read, e.g. games): each family's own passages, then
+    the passages of no family (commands, kinds of objects) once, their examples gathered from
+    every family's reading.
 
     Raises:
         NoDocumentation: the plugin documents nothing (or nothing for those families).
         ValueError: a family the world does not have (its own one-line message).
+        Cancelled: ``cancel`` was set between two families.
     """
     if plugin.documentation is None:
         raise NoDocumentation(
@@ -106,11 +115,31 @@ def documentation(
     unknown = [f for f in families if f not in known]
     if unknown:
         raise ValueError(f"{plugin.name} has no family {unknown[0]!r}; known: {', '.join(known)}")
-    passages = plugin.documentation(options or EnvOptions(), list(families))
-    if not passages:
+    wanted = list(families) or known
+    progress = progress or NullProgress()
+    own: dict[str, DocPassage] = {}
+    shared: dict[str, DocPassage] = {}
+    progress.start(len(wanted), "reading documentation")
+    try:
+        for family in wanted:
+            check_cancel(cancel)
+            for passage in plugin.documentation(options or EnvOptions(), [family]):
+                _merge(shared if not passage.family else own, passage)
+            progress.advance(1, f"reading documentation ({family})")
+    finally:
+        progress.finish()
+    if not own and not shared:
         scope = f" for {', '.join(families)}" if families else ""
         raise NoDocumentation(f"{plugin.name} documents nothing{scope} to synthesize tasks from")
-    return passages
+    return [*own.values(), *shared.values()]
+
+
+def _merge(passages: dict[str, DocPassage], passage: DocPassage) -> None:
+    """Keep ``passage`` under its id; a passage read again adds the examples it has more."""
+    kept = passages.setdefault(passage.id, passage)
+    if kept is not passage:
+        examples = tuple(dict.fromkeys([*kept.examples, *passage.examples]))
+        passages[passage.id] = replace(kept, examples=examples)
 
 
 def world_tasks(
@@ -190,8 +219,9 @@ def propose_tasks(
         seed: what the heuristic draws with and ground choices are seeded by (recorded).
         families: the families to read and play (empty: every one the world documents).
         options: where the world may keep generated files (default: beside the database).
-        progress: one unit per passage.
-        cancel: set it to stop after the current passage; stored passages stay stored.
+        progress: one unit per family read, then one per passage.
+        cancel: set it to stop after the current family or passage; stored passages stay
+            stored.
 
     Returns:
         Per passage, how many tasks were proposed and how many were already stored.
@@ -205,7 +235,7 @@ def propose_tasks(
     plugin = environment_plugin(env)
     path = None if store.path == ":memory:" else store.path
     options = options or EnvOptions(cache_dir=cache_dir_beside(path))
-    passages = documentation(plugin, options, families)
+    passages = documentation(plugin, options, families, progress=progress, cancel=cancel)
     grounds = world_tasks(plugin, passages, options)
     actions = tuple(p for p in passages if p.kind == "action" and p.template)
     report = ProposalReport(env=env, proposer=proposer.name, seed=seed)
