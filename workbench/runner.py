@@ -30,7 +30,7 @@ from pydantic import (
     model_serializer,
 )
 
-from store import Batch, Episode, Outcome, Source, Step, Store, Task, Usage
+from store import Batch, Episode, LLMCall, Outcome, Source, Step, Store, Task, Usage
 from store.records import BatchKind, Split
 from workbench.agents.base import Agent, AgentSpec, Interaction, OutOfSteps
 from workbench.agents.guidance import Guidance
@@ -142,6 +142,12 @@ class Played:
     steps: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
     """What ended the episode in error, in one line (:func:`error_summary`); empty if nothing did."""
+    gold_paths: dict[str, list[str]] = field(default_factory=dict)
+    """Reference solutions the world kept while the episode was played away from the database
+    (on a remote worker): written by the process that records the episode, first one kept."""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """Model calls logged away from the database, as records: the recording process logs them
+    and links them to the episode (in place of ``call_ids`` in its metadata)."""
 
     def records(self) -> tuple[Task, Episode, list[Step]]:
         return (
@@ -160,7 +166,7 @@ def play_episode(
     shown = (
         reset if planned.instruction is None else replace(reset, instruction=planned.instruction)
     )
-    interaction = Interaction(env, shown, config.step_limit)
+    interaction = Interaction(env, shown, config.step_limit, episode_id=planned.id)
     metadata: dict[str, Any] = {
         "trial": planned.trial,
         "step_limit": config.step_limit,
@@ -449,6 +455,13 @@ def _record(
         report.lost.append(job.planned.id)
     task, episode, steps = result.records()
     with store.transaction():
+        for key, actions in result.gold_paths.items():
+            store.put_gold_path(key, actions)
+        if result.calls:  # logged on a remote worker: logged here, under this database's ids
+            logged = [
+                store.log_call(LLMCall.model_validate({**c, "id": None})) for c in result.calls
+            ]
+            episode.metadata["call_ids"] = [c.id for c in logged]
         store.put_task(task)
         store.add_episode(episode, steps)
         store.link_calls(episode.metadata.get("call_ids", []), episode.id)

@@ -18,7 +18,9 @@ from workbench.envs.registry import lexicon_of
 from workbench.executors import InProcess
 from workbench.progress import Cancelled
 from workbench.runner import AgentSpec, PlannedEpisode, RunConfig, plan_run, play_episode
-from workbench.synth.explore import explore, plan_exploration
+from workbench.synth import backward
+from workbench.synth.explore import TASK_KEY, explore, plan_exploration
+from workbench.synth.heuristic_relabeler import HeuristicRelabeler
 
 EFFECTS = ("take", "open", "move")
 
@@ -67,7 +69,7 @@ def test_scienceworld_exploration_is_recorded_in_the_synth_workspace_and_resumes
         tasks = {t.id: t for t in store.synth_tasks("scienceworld")}
         assert len({e.id for e in episodes}) == 2
         for episode in episodes:
-            task = tasks[episode.metadata["synth_task"]]
+            task = tasks[episode.metadata[TASK_KEY]]
             world = store.task(episode.task_id)
             assert episode.metadata["instruction"] == task.instruction
             assert episode.metadata["world_instruction"] == world.instruction
@@ -92,6 +94,15 @@ def test_textworld_exploration_reaches_effects_and_strays_from_the_instruction(
         assert all(done) and any("open fridge" in d for d in done)
         assert not all(e.outcome.success for e in episodes)
         assert any(off_instruction(synth, e.id, e.metadata["instruction"]) for e in episodes)
+        # backward construction reads what the episodes were asked and the task they played
+        assert TASK_KEY == backward.TASK_KEY
+        built = backward.construct(synth, relabeler=HeuristicRelabeler())
+        assert built.episodes == 4 and built.examples > 0
+        for episode in episodes:
+            whole = synth.synth_examples(kind="whole", episode_id=episode.id)
+            assert [(w.task_id, w.instruction) for w in whole] == [
+                (episode.metadata[TASK_KEY], episode.metadata["instruction"])
+            ]
         synth.close()
 
 
@@ -131,12 +142,12 @@ def test_the_agent_is_asked_the_synthesized_instruction(textworld_env):
         trial=0,
         seed=1,
         instruction="Open the fridge.",
-        metadata={"synth_task": 7},
+        metadata={TASK_KEY: 7},
     )
     config = RunConfig(env="textworld", families=[COOKING], step_limit=3)
     played = play_episode(textworld_env, Asks(), planned, config, "b")
     assert seen == ["Open the fridge."]
     assert played.task["instruction"].startswith("You are hungry!")
     meta = played.episode["metadata"]
-    assert meta["instruction"] == "Open the fridge." and meta["synth_task"] == 7
+    assert meta["instruction"] == "Open the fridge." and meta[TASK_KEY] == 7
     assert meta["world_instruction"] == played.task["instruction"]

@@ -90,6 +90,8 @@ class Interaction:
     score: float = 0.0
     uses: list[dict[str, Any]] = field(default_factory=list)
     """Guidance that fired: ``{"artifact": id, "kind": ..., "step": stored step index}``."""
+    episode_id: str = ""
+    """The id of the episode being played (the runner's planned id; empty outside a run)."""
 
     @property
     def instruction(self) -> str:
@@ -190,6 +192,9 @@ class AgentSpec(BaseModel):
     """Command agent: seconds to wait for each reply."""
     model: str | None = None
     """LLM agent: model name (default: ``WORKBENCH_MODEL``)."""
+    script: dict[str, list[str]] = Field(default_factory=dict)
+    """Script agent: the actions to play, in order, by planned episode id (a replay of
+    recorded actions)."""
 
 
 class AgentFactory(Protocol):

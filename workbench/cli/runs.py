@@ -15,7 +15,9 @@ from workbench.cli.options import (
     check_endpoint,
     console,
     db_option,
+    executor_options,
     family_list,
+    integer,
     parse_rates,
     workers_option,
 )
@@ -25,6 +27,7 @@ from workbench.demo import DEMO_TEST, DEMO_TRAIN
 if TYPE_CHECKING:
     from store import Store
     from workbench.agents.guidance import Guidance
+    from workbench.executors import ExecutorChoice
     from workbench.runner import Executor, RunConfig, RunReport
 
 
@@ -68,7 +71,7 @@ def run_and_report(
 )
 @click.option(
     "--episodes",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=10,
     show_default=True,
     help="Episodes to run (spread over the families).",
@@ -107,17 +110,17 @@ def run_and_report(
     is_flag=True,
     help="The agent follows the manual's rules that have an executable form (see `workbench manual build`).",
 )
-@workers_option
+@executor_options
 @click.option(
     "--seed",
-    type=int,
+    type=integer(),
     default=0,
     show_default=True,
     help="Run seed (episode seeds derive from it).",
 )
 @click.option(
     "--step-limit",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=100,
     show_default=True,
     help="Most actions per episode.",
@@ -147,7 +150,7 @@ def run_command(
     guidance_file: Path | None,
     with_repo: bool,
     with_manual: bool,
-    workers: int,
+    executor: ExecutorChoice,
     seed: int,
     step_limit: int,
     batch_name: str | None,
@@ -155,19 +158,19 @@ def run_command(
     like: str | None,
 ) -> None:
     """Run an agent on environment tasks and record every episode (resumable, parallel)."""
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.runner import AgentSpec, RunConfig
 
     if like:
-        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, workers)
+        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, executor)
         return
     if resume:
         existing = store.batch(resume)
         if existing is None or existing.kind != "run":
             raise click.ClickException(f"no run batch {resume!r} to resume")
         config = RunConfig.model_validate(existing.params["config"])
-        with LocalPool(workers) as executor:
-            run_and_report(store, config, existing.name, executor)
+        with make_executor(executor) as pool:
+            run_and_report(store, config, existing.name, pool)
         return
     if not families:
         raise click.UsageError(
@@ -175,6 +178,11 @@ def run_command(
         )
     if agent_kind == "command" and not cmd:
         raise click.UsageError("--agent command needs --cmd 'your agent command'")
+    if agent_kind == "script":
+        raise click.UsageError(
+            "--agent script replays recorded actions (the synthesis filter uses it); "
+            "`workbench run` has no actions to give it"
+        )
     if agent_kind == "openai":
         check_endpoint(store, model)
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
@@ -192,8 +200,8 @@ def run_command(
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
     )
-    with LocalPool(workers) as executor:
-        run_and_report(store, config, batch_name, executor)
+    with make_executor(executor) as pool:
+        run_and_report(store, config, batch_name, pool)
 
 
 def _guidance(
@@ -236,10 +244,10 @@ def _run_like(
     with_repo: bool,
     with_manual: bool,
     batch_name: str | None,
-    workers: int,
+    executor: ExecutorChoice,
 ) -> None:
     from workbench.admit.evaluate import compare_runs
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.runner import RunConfig
 
     existing = store.batch(like)
@@ -250,8 +258,8 @@ def _run_like(
     )
     suffix = "repo" if with_repo else "manual" if with_manual else "again"
     name = batch_name or f"{existing.name}-{suffix}"
-    with LocalPool(workers) as executor:
-        report = run_and_report(store, config, name, executor)
+    with make_executor(executor) as pool:
+        report = run_and_report(store, config, name, pool)
     paired = compare_runs(store, existing.id, report.batch_id)
     for label, successes in (
         (existing.name, paired.baseline_successes),
@@ -287,14 +295,14 @@ def play_demo(
 @click.command("demo")
 @click.option(
     "--train",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     help=f"Episodes on train tasks in each world [default: the world's own; {DEMO_TRAIN} in most].",
 )
 @click.option(
     "--test",
     "test_",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     help=f"Episodes on test tasks in each world [default: the world's own; {DEMO_TEST} in most].",
 )

@@ -1,25 +1,29 @@
-"""The ``synth`` command group: Learn-by-interact's synthesis, thin layers over
-:mod:`workbench.synth`. Synthesized episodes live in the ``synth`` workspace of the database
-(``--workspace synth`` lists and shows them); they never mix with your own runs.
+"""The ``synth`` command group: Learn-by-interact synthesis, thin layers over
+:mod:`workbench.synth`.
 
-``synth_group`` is exported so each part of the stage registers its commands on it, each in
-its own section below.
+Every command works in the synth workspace of the database (synthesized episodes, their
+replays and their examples never mix with your own runs).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.markup import escape
 
+from workbench.cli.episodes import shown
 from workbench.cli.options import (
     RichProgress,
     check_endpoint,
     chosen_backends,
     console,
-    db_option,
+    db_flag,
     family_list,
+    given_db,
+    open_store,
     reasoner_option,
     workers_option,
 )
@@ -33,8 +37,31 @@ if TYPE_CHECKING:
 
 @click.group("synth")
 def synth_group() -> None:
-    """Learn-by-interact synthesis: tasks proposed from a world's documentation, played by an
-    agent into episodes of the synth workspace, then turned into examples."""
+    """Learn-by-interact synthesis: tasks from documentation, trajectories, backward
+    construction, filters and exports (all in the database's synth workspace)."""
+
+
+def synth_store(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--db PATH`` opened as ``store`` in the synth workspace."""
+
+    @db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")
+    @functools.wraps(command)
+    def wrapper(db_path: Path | None, **kwargs: Any) -> Any:
+        from store import default_db_path
+        from store.synth import SYNTH_WORKSPACE
+
+        path = given_db(db_path) or default_db_path()
+        with open_store(path, SYNTH_WORKSPACE) as store:
+            return command(store=store, **kwargs)
+
+    return wrapper
+
+
+def counts_line(store: Store) -> str:
+    """``examples now: 12 kept, 3 rejected, 40 pending``."""
+    counts = store.synth_counts()
+    listed = ", ".join(f"{counts.get(v, 0)} {v}" for v in ("kept", "rejected", "pending"))
+    return f"examples now: {listed}"
 
 
 # -- tasks and exploration --
@@ -60,7 +87,7 @@ def synth_group() -> None:
     help="Only this family (repeatable or comma-separated) [default: every documented one].",
 )
 @reasoner_option
-@db_option
+@synth_store
 def tasks_command(
     store: Store,
     env: str,
@@ -103,7 +130,7 @@ def _print_proposals(report: ProposalReport) -> None:
     )
     empty = sum(1 for s in report.sources if not s.proposed)
     console.print(
-        f"{report.env}: {report.proposed} task(s) proposed by {escape(report.proposer)} from "
+        f"{report.env}: {report.proposed} task(s) proposed by {shown(report.proposer)} from "
         f"{len(report.sources)} passage(s), {report.added} new, {report.present} already "
         "stored" + (f"; {empty} passage(s) gave none" if empty else ""),
         soft_wrap=True,
@@ -147,7 +174,7 @@ def _print_proposals(report: ProposalReport) -> None:
     show_default=True,
     help="Run seed (episode seeds derive from it).",
 )
-@db_option
+@synth_store
 def explore_command(
     store: Store,
     env: str,
@@ -208,4 +235,177 @@ def explore_command(
         done += f"; {len(report.lost)} lost to crashed workers (recorded as failed)"
     console.print(done + " — see them with `workbench --workspace synth ls`", soft_wrap=True)
     for error, count in report.errors.most_common():
-        console.print(f"  {count}× {escape(error)}", soft_wrap=True)
+        console.print(f"  {count}× {shown(error)}", soft_wrap=True)
+
+
+# -- examples --
+
+
+@synth_group.command("backward")
+@click.option(
+    "--batch",
+    "batches",
+    multiple=True,
+    metavar="NAME",
+    help="Only episodes of this synth batch (repeatable) [default: every synth batch].",
+)
+@click.option(
+    "--episode",
+    "episodes",
+    multiple=True,
+    metavar="ID",
+    help="Only this episode (repeatable); overrides --batch.",
+)
+@click.option(
+    "--max-spans-per-episode",
+    "max_spans",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Most relabel calls per episode, the whole trajectory's abstraction included.",
+)
+@click.option(
+    "--max-span-steps",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Longest span relabelled, in actions.",
+)
+@reasoner_option
+@synth_store
+def synth_backward(
+    store: Store,
+    batches: tuple[str, ...],
+    episodes: tuple[str, ...],
+    max_spans: int,
+    max_span_steps: int,
+    reasoner_name: str | None,
+) -> None:
+    """Backward construction: write a new instruction for spans of every synthesized episode
+    that has no examples yet, from what the spans observably achieved (plus each episode's
+    whole trajectory under the instruction it was played with). Resumable."""
+    from workbench.progress import Cancelled
+    from workbench.synth.backward import construct, pending_episodes
+
+    relabeler = chosen_backends(store, reasoner_name).relabeler
+    try:
+        chosen = list(episodes) if episodes else pending_episodes(store, batches)
+        report = construct(
+            store,
+            relabeler=relabeler,
+            episodes=chosen,
+            max_spans_per_episode=max_spans,
+            max_span_steps=max_span_steps,
+            progress=RichProgress("episodes"),
+        )
+    except (Cancelled, KeyboardInterrupt):
+        raise click.ClickException(
+            "backward construction stopped; episodes finished are kept — run again to resume"
+        ) from None
+    except ValueError as error:
+        raise click.ClickException(str(error)) from error
+    if not (report.episodes or report.failed):
+        had = f" ({report.skipped} given had examples already)" if report.skipped else ""
+        console.print(f"nothing to relabel: every synthesized episode has examples{had}")
+        console.print(counts_line(store))
+        return
+    console.print(
+        f"{report.episodes} episode(s) relabelled with {shown(relabeler.name)}: "
+        f"{report.relabel_calls} relabel call(s), {report.examples} backward and "
+        f"{report.whole} whole example(s), {report.trimmed} trimmed of repeated steps"
+        + (f"; {report.skipped} had examples already" if report.skipped else "")
+    )
+    console.print(
+        f"spans: {report.all_spans} sub-trajectories in all, {report.no_effect} with no "
+        f"observable effect (no example), {report.capped} left out by the cap"
+    )
+    for error, count in report.errors.most_common():
+        console.print(f"  {count}× {shown(error)} (episode left for the next run)")
+    console.print(counts_line(store))
+
+
+@synth_group.command("filter")
+@workers_option
+@reasoner_option
+@synth_store
+def synth_filter(store: Store, workers: int, reasoner_name: str | None) -> None:
+    """Filter the pending examples: the committee's deterministic vote, a replay of each
+    example in the real simulator (its claimed effects must come back), duplicates by state,
+    and with --reasoner openai the model's vote. Resumable."""
+    from workbench.executors import LocalPool
+    from workbench.progress import Cancelled
+    from workbench.synth.filters import filter_examples
+
+    relabeler = chosen_backends(store, reasoner_name).relabeler
+    try:
+        with LocalPool(workers) as executor:
+            report = filter_examples(
+                store, executor=executor, relabeler=relabeler, progress=RichProgress("episodes")
+            )
+    except (Cancelled, KeyboardInterrupt):
+        raise click.ClickException(
+            "filter stopped; verdicts and replays so far are kept — run again to resume"
+        ) from None
+    except (ValueError, RuntimeError) as error:
+        raise click.ClickException(str(error)) from error
+    rejected = sum(report.rejected.values())
+    console.print(
+        f"{report.examined} pending example(s): {report.kept} kept, {rejected} rejected, "
+        f"{report.pending} still pending; {report.replays_played} replay(s) played, "
+        f"{report.replays_reused} reused; {report.votes} model vote(s)"
+    )
+    for reason, count in report.rejected.most_common():
+        console.print(f"  rejected {count}× {shown(reason)}")
+    for error, count in report.errors.most_common():
+        console.print(f"  {count}× {shown(error)} (left pending for the next run)")
+    console.print(counts_line(store))
+
+
+@synth_group.command("export")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["chat-jsonl", "examples-md"]),
+    required=True,
+    help="chat-jsonl: fine-tuning conversations in one file; examples-md: one Markdown "
+    "file per example (front matter with provenance) in a folder.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The file (chat-jsonl) or folder (examples-md) to write.",
+)
+@click.option(
+    "--kind",
+    type=click.Choice(["backward", "whole"]),
+    help="Only backward-constructed examples, or only whole trajectories [default: both].",
+)
+@click.option(
+    "--verdict",
+    type=click.Choice(["kept", "rejected", "pending", "any"]),
+    default="kept",
+    show_default=True,
+    help="Which filter verdict to export.",
+)
+@click.option("--env", help="Only examples of this world.")
+@synth_store
+def synth_export(
+    store: Store, fmt: str, out: Path, kind: str | None, verdict: str, env: str | None
+) -> None:
+    """Write examples as fine-tuning data or in-context example files (atomically)."""
+    from workbench.synth.export import export_examples
+
+    try:
+        report = export_examples(
+            store,
+            out,
+            fmt,  # type: ignore[arg-type]
+            verdict=None if verdict == "any" else verdict,
+            kind=kind,
+            env=env,
+        )
+    except (ValueError, OSError) as error:
+        raise click.ClickException(str(error)) from error
+    where = shown(str(out))
+    console.print(f"{report.examples} example(s) written to {where}")

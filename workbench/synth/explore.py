@@ -5,7 +5,7 @@ researcher's own listings, analysis, compilation and replay never see it.
 
 The agent is asked the *synthesized* instruction (:attr:`PlannedEpisode.instruction`); the
 stored task keeps the world's own, and the episode's metadata records both and the
-synthesized task's id (``synth_task``). Episodes are played through the caller's executor by
+synthesized task's id (``synth_task_id``). Episodes are played through the caller's executor by
 :func:`workbench.runner.run_batch`, one per task, with ids and seeds derived from the batch and
 the task, so running again resumes a batch without duplicating an episode.
 
@@ -33,8 +33,9 @@ BATCH_PREFIX = f"{SYNTH_WORKSPACE}/"
 """Every synthesis batch id starts with it (batch ids are shared by all workspaces)."""
 DEFAULT_STEP_LIMIT = 30
 """Most actions per explored episode."""
-TASK_KEY = "synth_task"
-"""Episode metadata key of the synthesized task an episode plays."""
+TASK_KEY = "synth_task_id"
+"""Episode metadata key of the synthesized task an episode plays (the key backward
+construction reads, :data:`workbench.synth.backward.TASK_KEY`)."""
 
 
 class NothingToExplore(ValueError):
