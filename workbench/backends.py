@@ -1,10 +1,10 @@
 """The one backend choice every face makes: a configuration turned into the stage backends.
 
 Every judgment of the pipeline is a method of the protocol its stage defines (the analyst,
-the compiler, the manual's formulator and builder, synthesis' relabeler and retrieval query
-writer); :func:`make_backends` builds all of them for one backend, bound to one store. The CLI,
-the terminal UI and the notebook widgets call it, so a choice made once holds for every face.
-The backend is chosen by, in order:
+the compiler, the manual's formulator and builder, synthesis' task proposer, relabeler and
+retrieval query writer); :func:`make_backends` builds all of them for one backend, bound to one
+store. The CLI, the terminal UI and the notebook widgets call it, so a choice made once holds
+for every face. The backend is chosen by, in order:
 
 1. an explicit choice (``--reasoner``);
 2. the environment variable ``WORKBENCH_REASONER``;
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the stages load when backends are made, not when a choice i
     from workbench.compile.proposals import Compiler
     from workbench.manual.builder import Builder
     from workbench.manual.formulate import Formulator
+    from workbench.synth.proposer import Proposer
     from workbench.synth.queries import QueryWriter
     from workbench.synth.relabeler import Relabeler
 
@@ -87,6 +88,8 @@ class Backends:
     """Writes instructions backward for spans and votes on examples (synthesis)."""
     query_writer: QueryWriter
     """Writes the model-based retrieval query of synthesized examples (synthesis)."""
+    proposer: Proposer
+    """Proposes task instructions from a world's documentation (synthesis' self-instruct)."""
 
     @property
     def name(self) -> str:
@@ -136,6 +139,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
     from workbench.compile.heuristic import HeuristicCompiler
     from workbench.manual.heuristic import HeuristicFormulator
     from workbench.manual.heuristic_builder import HeuristicBuilder
+    from workbench.synth.heuristic_proposer import HeuristicProposer
     from workbench.synth.heuristic_queries import HeuristicQueryWriter
     from workbench.synth.heuristic_relabeler import HeuristicRelabeler
 
@@ -147,6 +151,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
         builder=HeuristicBuilder(store),
         relabeler=HeuristicRelabeler(),
         query_writer=HeuristicQueryWriter(),
+        proposer=HeuristicProposer(),
     )
 
 
@@ -156,6 +161,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
     from workbench.compile.openai import OpenAICompiler
     from workbench.manual.openai import OpenAIFormulator
     from workbench.manual.openai_builder import OpenAIBuilder
+    from workbench.synth.openai_proposer import OpenAIProposer
     from workbench.synth.openai_queries import OpenAIQueryWriter
     from workbench.synth.openai_relabeler import OpenAIRelabeler
 
@@ -170,6 +176,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
         builder=OpenAIBuilder(client),
         relabeler=OpenAIRelabeler(client),
         query_writer=OpenAIQueryWriter(client),
+        proposer=OpenAIProposer(client),
     )
 
 

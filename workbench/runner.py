@@ -17,12 +17,18 @@ import threading
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from store import Batch, Episode, LLMCall, Outcome, Source, Step, Store, Task, Usage
 from store.records import BatchKind, Split
@@ -68,6 +74,22 @@ class PlannedEpisode(BaseModel):
     trial: int
     """Repeat number when the plan needs more episodes than the split has variations."""
     seed: int
+    instruction: str | None = None
+    """What the agent is asked to do instead of the world's own instruction (e.g. a
+    synthesized task); ``None``: the world's. The stored task keeps the world's; the episode's
+    metadata records both (``instruction`` and ``world_instruction``)."""
+    metadata: dict[str, Any] | None = None
+    """Facts recorded in the episode's metadata (e.g. the synthesized task it plays)."""
+
+    @model_serializer(mode="wrap")
+    def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A plan entry without an instruction or metadata serializes exactly as before they
+        existed (stored plans and job payloads of ordinary runs do not change)."""
+        data = handler(self)
+        for key in ("instruction", "metadata"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
     @property
     def task(self) -> EnvTask:
@@ -141,12 +163,18 @@ def play_episode(
     """Play one planned episode; an exception inside becomes a failed episode, not a crash."""
     started = datetime.now(UTC)
     reset = env.reset(planned.task, planned.seed)
-    interaction = Interaction(env, reset, config.step_limit, episode_id=planned.id)
+    shown = (
+        reset if planned.instruction is None else replace(reset, instruction=planned.instruction)
+    )
+    interaction = Interaction(env, shown, config.step_limit, episode_id=planned.id)
     metadata: dict[str, Any] = {
         "trial": planned.trial,
         "step_limit": config.step_limit,
         **reset.info,
     }
+    if planned.instruction is not None:
+        metadata |= {"instruction": planned.instruction, "world_instruction": reset.instruction}
+    metadata |= planned.metadata or {}
     error = summary = ""
     try:
         metadata.update(agent.play(interaction, random.Random(planned.seed), config.guidance))
@@ -459,7 +487,7 @@ def _lost(job: PlannedEpisode, config: RunConfig, batch_id: str, error: BaseExce
         seed=job.seed,
         outcome=Outcome(success=False, message=f"Worker died: {type(error).__name__}: {error}"),
         source=Source(format="run", record=job.id),
-        metadata={"trial": job.trial, "error": repr(error)},
+        metadata={"trial": job.trial, "error": repr(error), **(job.metadata or {})},
     )
     return Played(
         task=task.model_dump(mode="json"),

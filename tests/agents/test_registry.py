@@ -34,6 +34,6 @@ def test_the_llm_agent_needs_the_database():
 
 def test_an_unknown_agent_lists_the_installed_ones():
     with pytest.raises(
-        UnknownPlugin, match="unknown agent 'oracle'; known: command, exemplar, openai, "
+        UnknownPlugin, match="unknown agent 'oracle'; known: command, exemplar, explorer, openai, "
     ):
         make_agent(AgentSpec(kind="oracle"), None)

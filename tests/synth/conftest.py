@@ -7,6 +7,10 @@ the heuristic relabeler. ``filtered_db``: constructed, plus hand-made examples (
 state, one whose claimed effect is tampered with, one whose actions are not its episode's),
 then filtered — first interrupted after one replay, then run again to the end — with both
 reports. Tests copy what they change (the database and the worlds' cache beside it).
+
+For tasks and exploration: ``games``, a TextWorld game cache holding the two games that
+document :data:`COOKING` (a game takes seconds to generate); ``textworld_env`` on it; and
+``proposed``, a database with heuristic proposals for :data:`LIVING` and :data:`COOKING`.
 """
 
 from __future__ import annotations
@@ -24,13 +28,15 @@ import pytest
 from store import Store, SynthExample
 from store.synth import SYNTH_WORKSPACE
 from workbench.envs.base import Environment, EnvOptions
-from workbench.envs.registry import make_environment
+from workbench.envs.registry import environment_plugin, make_environment
 from workbench.executors import InProcess
 from workbench.progress import Cancelled
-from workbench.runner import AgentSpec, EpisodeJob, Played, RunConfig, run_batch
+from workbench.runner import AgentSpec, EpisodeJob, Played, RunConfig, cache_dir_beside, run_batch
 from workbench.synth.backward import construct, view_of
 from workbench.synth.filters import FilterReport, filter_examples
+from workbench.synth.heuristic_proposer import HeuristicProposer
 from workbench.synth.heuristic_relabeler import HeuristicRelabeler
+from workbench.synth.tasks import propose_tasks
 
 SW_FAMILY = "find-living-thing"
 TW_FAMILY = "tw-coin_collector-level2"
@@ -196,3 +202,44 @@ def filtered_db(
         tampered.id,
         foreign.id,
     )
+
+
+# -- tasks and exploration --
+
+COOKING = "tw-cooking-level1"
+"""The TextWorld family the tests document and play (one room, a closed fridge)."""
+BOIL = "boil"
+"""A ScienceWorld family the tests document."""
+LIVING = "find-living-thing"
+"""The ScienceWorld family the tests play (its gold path, generated at reset, is quick)."""
+
+
+@pytest.fixture(scope="session")
+def games(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A TextWorld game cache holding the games that document :data:`COOKING`."""
+    folder = tmp_path_factory.mktemp("synth-games")
+    environment_plugin("textworld").documentation(EnvOptions(cache_dir=str(folder)), [COOKING])
+    return folder
+
+
+def beside(db_path: Path, games: Path) -> None:
+    """Put the session's games where a run on ``db_path`` looks for them."""
+    shutil.copytree(games, cache_dir_beside(str(db_path)), dirs_exist_ok=True)
+
+
+@pytest.fixture(scope="session")
+def textworld_env(games: Path):
+    """One TextWorld adapter on the session's games."""
+    env = make_environment("textworld", EnvOptions(step_limit=12, cache_dir=str(games)))
+    yield env
+    env.close()
+
+
+@pytest.fixture
+def proposed(db_path: Path, games: Path) -> Path:
+    """A database with heuristic proposals for :data:`LIVING` and :data:`COOKING` (seed 0)."""
+    beside(db_path, games)
+    with Store(db_path) as store:
+        for env, family in (("scienceworld", LIVING), ("textworld", COOKING)):
+            propose_tasks(store, env, 2, proposer=HeuristicProposer(), families=[family])
+    return db_path

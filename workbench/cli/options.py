@@ -138,6 +138,8 @@ class RichProgress:
         self._task: Any = None
 
     def start(self, total: float | None, description: str = "") -> None:
+        if self._task is not None:  # a job of several phases: the finished phase goes
+            self._bar.remove_task(self._task)
         self._bar.start()
         self._task = self._bar.add_task(description, total=total)
 
@@ -237,10 +239,13 @@ def existing_db_option(command: Callable[..., Any]) -> Callable[..., Any]:
     return _with_store(command, must_exist=True)
 
 
-def workspace_db_option(workspace: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """:func:`existing_db_option` for commands that always work in ``workspace`` (synthesis
-    in the synth workspace), so they take no ``--workspace``."""
-    return functools.partial(_with_store, must_exist=True, workspace=workspace)
+def workspace_db_option(
+    workspace: str, *, must_exist: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """:func:`existing_db_option` (or, ``must_exist=False``, :func:`db_option`) for commands
+    that always work in ``workspace`` (synthesis in the synth workspace), so they take no
+    ``--workspace``."""
+    return functools.partial(_with_store, must_exist=must_exist, workspace=workspace)
 
 
 def _with_store(

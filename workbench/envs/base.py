@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -142,9 +142,23 @@ class DocPassage:
     text: str
     """The passage."""
     family: str = ""
-    """For a ``task`` passage, the family whose variations play it."""
+    """For a ``task`` or ``intro`` passage, the family whose variations play it."""
     entities: tuple[str, ...] = ()
-    """Objects and places the passage names that tasks may recombine."""
+    """Objects the passage names (or, for a passage read from one variation, that variation's
+    world holds), most relevant first, that tasks may recombine."""
+    places: tuple[str, ...] = ()
+    """Rooms and other locations the passage names or its variation's world has."""
+    variation: int | None = None
+    """For a passage read from one task instance (a variation's task description, a generated
+    game's intro), that variation: a task proposed from it is played there. Always a train
+    variation: synthesis never reads held-out tasks."""
+    template: str = ""
+    """For an ``action`` passage, the command it documents with ``OBJ`` in each object slot
+    (``put OBJ on OBJ``)."""
+    examples: tuple[str, ...] = ()
+    """Commands the world accepts that the passage documents: for an ``action`` passage,
+    commands of its template; for a passage read from one variation, commands on that
+    variation's objects."""
 
 
 @dataclass(frozen=True)
@@ -188,9 +202,11 @@ class EnvironmentPlugin:
     """How its actions and room texts read (roles, targets, exits, errors)."""
     mistake_modes: tuple[MistakeMode, ...] = GENERIC_MODES
     """The mistakes the scripted agent makes in it, in the order they are planned."""
-    documentation: Callable[[], list[DocPassage]] | None = None
-    """Its documentation as passages (task descriptions, command help, object help), read
-    without starting a simulator; ``None``: the world documents nothing to synthesize from."""
+    documentation: Callable[[EnvOptions, Sequence[str]], list[DocPassage]] | None = None
+    """Its documentation as passages (task descriptions, command help, object help, game
+    intros), read without starting a simulator, for the given families (empty: all of them);
+    the options say where generated files may be kept (``cache_dir``). ``None``: the world
+    documents nothing to synthesize from."""
     columns: Callable[[str, int], dict[str, str]] | None = None
     """What tables show of a task, from its family and variation (e.g. ``{"family":
     "tw-cooking", "level": "2", "seed": "17"}``); ``None``: family and variation."""

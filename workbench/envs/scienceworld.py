@@ -18,13 +18,14 @@ import contextlib
 import json
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 from store.records import Split
 from workbench.envs.base import (
+    DocPassage,
     EnvironmentPlugin,
     EnvOptions,
     EnvTask,
@@ -48,6 +49,13 @@ them (``scripts/scienceworld_splits.py`` regenerates the file; a test checks it)
 def splits() -> dict[str, dict[str, list[int]]]:
     """Variations per family and split, read without starting the simulator."""
     return json.loads(SPLITS_FILE.read_text())["splits"]
+
+
+DOCS_FILE = Path(__file__).with_name("scienceworld_docs.json")
+"""What ScienceWorld 1.2.3 documents of itself, as the simulator reports it: a spread of
+distinct task descriptions per family (train variations only) with the places and objects of
+each variation's world, and its action templates with commands it accepted
+(``scripts/scienceworld_docs.py`` regenerates the file; a test checks it)."""
 
 
 class JavaMissing(RuntimeError):
@@ -269,6 +277,129 @@ its own — focusing on the wrong object (the simulator may end the run at once)
 waiting for a change (boiling, melting) to finish."""
 
 
+# -- its documentation ---------------------------------------------------------------------
+
+_OBJECT_KINDS = {
+    "containers": "Containers",
+    "containers.furniture": "Furniture",
+    "devices": "Devices",
+    "document": "Documents",
+    "electricalcomponent": "Electrical components",
+    "environmentoutside": "Things outside",
+    "livingthing": "Living things",
+    "livingthing.animals": "Animals",
+    "livingthing.plant": "Plants",
+    "misc": "Pictures and other things",
+    "substance": "Substances",
+    "substance.food": "Foods",
+    "substance.paint": "Paints",
+    "taskitems": "Task items",
+}
+"""The simulator's object packages that hold things an agent meets, and what they are."""
+
+
+@cache
+def _docs() -> dict[str, Any]:
+    return json.loads(DOCS_FILE.read_text())
+
+
+@cache
+def _titles() -> dict[str, tuple[str, str]]:
+    """Each family's title and topic, from the package's own task list."""
+    from importlib.resources import files
+
+    tasks = json.loads((files("scienceworld") / "tasks.json").read_text())
+    return {t["task_name"]: (t["task"], t["topic"]) for t in tasks}
+
+
+def documentation(options: EnvOptions, families: Sequence[str] = ()) -> list[DocPassage]:
+    """ScienceWorld's documentation as passages, read without starting the simulator: each
+    family's task descriptions (one passage per distinct description, played in the train
+    variation it was read from), its action help (each template with commands it accepted)
+    and its object help (the kinds of objects it models)."""
+    wanted = list(families) or task_names()
+    for family in wanted:
+        if family not in task_names():
+            raise ValueError(
+                f"unknown ScienceWorld family {family!r}; known: {', '.join(task_names())}"
+            )
+    return [*_task_passages(wanted), *_action_passages(), *_object_passages()]
+
+
+def _task_passages(families: Sequence[str]) -> list[DocPassage]:
+    docs = _docs()
+    passages = []
+    for family in families:
+        title, topic = _titles()[family]
+        for variation in docs["families"].get(family, []):
+            entities = dict.fromkeys([*variation["objects"], *docs["common"]])
+            named = [n for n in variation["named"] if n in entities]
+            known = [*entities, *variation["places"]]
+            examples = [c for c in variation.get("examples", []) if _names_any(c, known)]
+            passages.append(
+                DocPassage(
+                    id=f"task:{family}:{variation['variation']}",
+                    kind="task",
+                    text=f"{title} ({topic})\n{variation['description']}",
+                    family=family,
+                    variation=variation["variation"],
+                    entities=tuple(dict.fromkeys([*named, *entities])),
+                    places=tuple(variation["places"]),
+                    examples=tuple(examples),
+                )
+            )
+    return passages
+
+
+def _action_passages() -> list[DocPassage]:
+    passages = []
+    for action in _docs()["actions"]:
+        template = action["template"]
+        examples = "; ".join(action["examples"])
+        text = f"Action `{template}`" + (f", for example: {examples}." if examples else ".")
+        passages.append(
+            DocPassage(
+                id="action:" + "-".join(template.lower().split()),
+                kind="action",
+                text=text,
+                template=template,
+                examples=tuple(action["examples"]),
+            )
+        )
+    return passages
+
+
+def _object_passages() -> list[DocPassage]:
+    from importlib.resources import files
+
+    kinds: dict[str, list[str]] = {}
+    for line in (files("scienceworld") / "object_type_ids.tsv").read_text().splitlines():
+        path = line.split("\t", 1)[0].removeprefix("scienceworld.objects.")
+        package, _, name = path.rpartition(".")
+        if package in _OBJECT_KINDS:
+            kinds.setdefault(package, []).append(_words(name))
+    return [
+        DocPassage(
+            id=f"object:{package}",
+            kind="object",
+            text=f"{_OBJECT_KINDS[package]} in ScienceWorld: {', '.join(names)}.",
+            entities=tuple(names),
+        )
+        for package, names in kinds.items()
+    ]
+
+
+def _names_any(command: str, names: Sequence[str]) -> bool:
+    """Whether the command names one of ``names`` (a command on an object the simulator calls
+    by a kind word, ``look at door``, names none)."""
+    return any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", command) for n in names)
+
+
+def _words(name: str) -> str:
+    """A class name as words: ``UltraColdFreezer`` → ``ultra cold freezer``."""
+    return " ".join(re.findall(r"[A-Z][a-z]*|[a-z]+|\d+", name)).lower()
+
+
 def _make(options: EnvOptions) -> ScienceWorld:
     return ScienceWorld(options.step_limit, options.simplifications, options.gold_paths)
 
@@ -281,6 +412,7 @@ PLUGIN = EnvironmentPlugin(
     evolve_families=("boil", "find-living-thing", "test-conductivity"),
     lexicon=ScienceWorldLexicon(),
     mistake_modes=MISTAKE_MODES,
+    documentation=documentation,
 )
 """ScienceWorld as registered in the workbench's ``pyproject.toml``. The demo plays AutoRefine's
 pair (boil, use-thermometer) and two more. ``workbench evolve`` leaves use-thermometer out:

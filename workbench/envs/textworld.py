@@ -30,8 +30,10 @@ with the episode). Losing (e.g. burning an ingredient) ends the episode.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -41,7 +43,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -49,6 +51,7 @@ from typing import Any, ClassVar
 
 from store.records import Split
 from workbench.envs.base import (
+    DocPassage,
     EnvironmentPlugin,
     EnvOptions,
     EnvTask,
@@ -610,6 +613,187 @@ step that changes the world (a checking step left out changes nothing); walking 
 rooms between were not there."""
 
 
+# -- its documentation ---------------------------------------------------------------------
+
+INTRO_GAMES = 2
+"""Games per family whose intros document it: the family's first train seeds."""
+
+_SLOT = re.compile(r"\{(\w+)\}")
+_COMMAND = re.compile(r'([\w/-]+)\s*::\s*"([^"]+)"\s*::\s*"([^"]+)"')
+_TYPE = re.compile(r"^type (\w+)\s*(?::\s*([\w, ]+?))?\s*\{", re.MULTILINE)
+EXAMPLES_PER_COMMAND = 2
+"""Commands kept per template of a game's knowledge base, filled with the game's objects."""
+EXAMPLES_PER_GAME = 40
+"""Most example commands kept of one game."""
+_KIND = re.compile(r'kind :: "([^"]+)"')
+
+
+def documentation(options: EnvOptions, chosen: Sequence[str] = ()) -> list[DocPassage]:
+    """TextWorld's documentation as passages, read without starting a game: each challenge's
+    own description (its generator's docstring, with the level's settings), the intro of the
+    first :data:`INTRO_GAMES` train games of each family (objective, the cookbook's recipe,
+    the game's objects and rooms; the games are generated into the cache folder if missing)
+    and the commands of the games' knowledge base, each with what it does."""
+    wanted = list(chosen) or families()
+    for family in wanted:
+        parse_family(family)
+    games = GameCache(options.cache_dir)
+    passages: list[DocPassage] = []
+    commands: dict[str, list[str]] = {}
+    for family in wanted:
+        passages.append(challenge_passage(family))
+        for seed in SPLITS["train"][:INTRO_GAMES]:
+            data = json.loads((games.game(family, seed).folder / "game.json").read_text())
+            passages.append(_intro_passage(family, seed, data))
+            for template, meaning in _commands(data["KB"]["logic"]):
+                meanings = commands.setdefault(template, [])
+                if meaning not in meanings:
+                    meanings.append(meaning)
+    examples = [e for p in passages for e in p.examples]
+    passages += [_command_passage(t, meanings, examples) for t, meanings in commands.items()]
+    return passages
+
+
+def challenge_passage(family: str) -> DocPassage:
+    """The challenge's description as its generator documents it, and the level's settings."""
+    challenge, level = parse_family(family)
+    folder = challenge.replace("-", "_")
+    source = _package_dir() / "challenges" / folder / f"{folder.removeprefix('tw_')}.py"
+    prose = _prose(ast.get_docstring(ast.parse(source.read_text())) or "")
+    settings = " ".join(
+        f"--{k}" if v is True else f"--{k} {v}" for k, v in LEVELS[challenge][level].items() if v
+    )
+    return DocPassage(
+        id=f"task:{family}",
+        kind="task",
+        text=f"{prose}\n\nLevel {level} is generated with `tw-make {challenge} {settings}`.",
+        family=family,
+    )
+
+
+def _package_dir() -> Path:
+    """TextWorld's installed folder, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("textworld")
+    if spec is None or not spec.submodule_search_locations:
+        raise ValueError("TextWorld is not installed (pip install textworld==1.7.0)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _prose(docstring: str) -> str:
+    """A generator's docstring without its reStructuredText label, title and references."""
+    body = docstring.split("\nReferences\n", 1)[0]
+    lines = [line for line in body.splitlines() if not line.startswith(".. ")]
+    text = re.sub(r"\s*\[\w+\]_", "", "\n".join(lines))
+    text = re.sub(r"^.+\n=+\n", "", text.strip(), count=1, flags=re.MULTILINE)
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return "\n\n".join(paragraphs)
+
+
+def _intro_passage(family: str, seed: int, data: dict[str, Any]) -> DocPassage:
+    """What a generated game tells the player first, with the objects and rooms it holds."""
+    metadata = data.get("metadata") or {}
+    objective = str(data.get("objective") or "").strip()
+    recipe = str(metadata.get("recipe") or "").strip()
+    text = objective + (f"\n\n{recipe}" if recipe else "")
+    infos = [info for _, info in data.get("infos", []) if info.get("name")]
+    places = [i["name"] for i in infos if i.get("type") == "r"]
+    things = [i["name"] for i in infos if i.get("type") not in ("r", "P", "I")]
+    named = [t for t in things if re.search(rf"\b{re.escape(t)}\b", text, re.IGNORECASE)]
+    entities = list(dict.fromkeys([*named, *things]))
+    typed = {i["name"]: i["type"] for i in infos}
+    return DocPassage(
+        id=f"intro:{family}:{seed}",
+        kind="intro",
+        text=text,
+        family=family,
+        variation=seed,
+        entities=tuple(entities),
+        places=tuple(places),
+        examples=tuple(_examples(data["KB"]["logic"], [(e, typed[e]) for e in entities])),
+    )
+
+
+def _examples(logic: str, things: list[tuple[str, str]]) -> list[str]:
+    """The knowledge base's commands filled with the game's things of the right types (the
+    game's own type hierarchy: food is an object, an oven a container...), those its intro
+    names first."""
+    parents = _type_parents(logic)
+    found: list[str] = []
+    for _, command, _ in _COMMAND.findall(logic):
+        slots = _SLOT.findall(command)
+        if not slots:
+            continue
+        fits = [[name for name, kind in things if _is_a(kind, slot, parents)] for slot in slots]
+        made = 0
+        for names in itertools.product(*fits):
+            if made == EXAMPLES_PER_COMMAND or len(found) == EXAMPLES_PER_GAME:
+                break
+            if len(set(names)) < len(names):
+                continue
+            text = command
+            for slot, name in zip(slots, names, strict=True):
+                text = text.replace("{" + slot + "}", name, 1)
+            if text not in found:
+                found.append(text)
+                made += 1
+    return found
+
+
+def _type_parents(logic: str) -> dict[str, list[str]]:
+    """Each type of the knowledge base and the types it derives from."""
+    return {
+        m.group(1): [p.strip() for p in (m.group(2) or "").split(",") if p.strip()]
+        for m in _TYPE.finditer(logic)
+    }
+
+
+def _is_a(kind: str, wanted: str, parents: dict[str, list[str]]) -> bool:
+    seen, todo = set(), [kind]
+    while todo:
+        current = todo.pop()
+        if current == wanted:
+            return True
+        if current not in seen:
+            seen.add(current)
+            todo += parents.get(current, [])
+    return False
+
+
+def _commands(logic: str) -> list[tuple[str, str]]:
+    """The knowledge base's commands: ``(template with OBJ slots, what it does)``."""
+    kinds = _slot_kinds(logic)
+    found = []
+    for _, command, meaning in _COMMAND.findall(logic):
+        template = _SLOT.sub("OBJ", command)
+        found.append((template, _SLOT.sub(lambda m: kinds.get(m.group(1), "thing"), meaning)))
+    return found
+
+
+def _slot_kinds(logic: str) -> dict[str, str]:
+    """What each type of the knowledge base is called (``f`` → ``food``)."""
+    kinds = {}
+    starts = [(m.group(1), m.end()) for m in _TYPE.finditer(logic)]
+    for (name, start), (_, end) in zip(starts, [*starts[1:], ("", len(logic))], strict=True):
+        kind = _KIND.search(logic, start, end)
+        if kind:
+            kinds[name] = kind.group(1).removesuffix("-like")
+    return kinds
+
+
+def _command_passage(template: str, meanings: list[str], examples: list[str]) -> DocPassage:
+    words = [w for w in template.split() if w != "OBJ"]
+    pattern = re.compile("^" + re.escape(template).replace("OBJ", ".+") + "$")
+    return DocPassage(
+        id="command:" + "-".join(words),
+        kind="action",
+        text=f"`{template.replace('OBJ', '…')}`: {'; '.join(meanings)}.",
+        template=template,
+        examples=tuple(dict.fromkeys(e for e in examples if pattern.match(e)))[:3],
+    )
+
+
 def _make(options: EnvOptions) -> TextWorld:
     return TextWorld(options.step_limit, options.gold_paths, options.cache_dir)
 
@@ -623,6 +807,7 @@ PLUGIN = EnvironmentPlugin(
     lexicon=LEXICON,
     mistake_modes=MISTAKE_MODES,
     columns=columns,
+    documentation=documentation,
 )
 """TextWorld as registered in the workbench's ``pyproject.toml``."""
 
