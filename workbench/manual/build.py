@@ -19,7 +19,8 @@ from store import Episode, LibraryEntry, ManualRule, Step, Store
 from workbench.agents.guidance import Guidance, RuleForm
 from workbench.llm.steps import CaseStep
 from workbench.manual.builder import BuildCase, Builder, Outcome
-from workbench.manual.operations import SUCCESS_ONLY, apply
+from workbench.manual.evidence import evidence_of, weakest_first
+from workbench.manual.operations import SUCCESS_ONLY, DeleteRule, UpdateRule, apply
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
     EpisodeJob,
@@ -33,6 +34,8 @@ from workbench.runner import (
 
 CONSOLIDATION_ROUNDS = 3
 """Most Consolidator rounds after one episode."""
+LIMIT_ACTOR = "consolidator:n-max"
+"""Who the rule events name when the limit itself deletes the weakest rules."""
 
 
 @dataclass
@@ -142,7 +145,7 @@ def build(
             _learn(
                 store,
                 builder,
-                _case(task.family, task.instruction, episode, steps, rules),
+                _case(task.family, task.instruction, episode, steps, rules, task.environment),
                 report,
                 n_max,
             )
@@ -167,9 +170,18 @@ def _play(executor: Executor, job: EpisodeJob) -> Played:
 
 
 def _case(
-    family: str, instruction: str, episode: Episode, steps: list[Step], rules: list[ManualRule]
+    family: str,
+    instruction: str,
+    episode: Episode,
+    steps: list[Step],
+    rules: list[ManualRule],
+    environment: str = "",
 ) -> BuildCase:
     """What the Builder reads of a played episode."""
+    uses = episode.metadata.get("guidance_uses", [])
+    fired_at: dict[str, int] = {}
+    for use in uses:
+        fired_at.setdefault(use["artifact"], use["step"])
     return BuildCase(
         episode_id=episode.id,
         family=family,
@@ -181,8 +193,10 @@ def _case(
         ],
         success=bool(episode.outcome.success),
         rules=rules,
-        fired=[u["artifact"] for u in episode.metadata.get("guidance_uses", [])],
+        fired=[u["artifact"] for u in uses],
+        fired_at=fired_at,
         thoughts={s.index: s.thought for s in steps if s.thought},
+        environment=environment,
     )
 
 
@@ -204,12 +218,60 @@ def _learn(
         for entry in answer.library:
             store.add_library_entry(entry)
     report.written += sum(1 for op in allowed if op.op == "write_rule")
+    consolidate(store, builder, n_max, report, case.episode_id)
+
+
+def consolidate(
+    store: Store, builder: Builder, n_max: int, report: BuildReport, episode_id: str | None
+) -> None:
+    """Bring the rule system to at most ``n_max`` rules: the Consolidator's rounds (a delete
+    that would drop a rule still preventing a critical failure while a weaker rule stays is
+    refused), then — whatever the backend answered — the weakest rules deleted until the
+    limit holds (:func:`~workbench.manual.evidence.weakest_first`)."""
     for _ in range(CONSOLIDATION_ROUNDS):
         rules = store.manual_rules()
         if len(rules) <= n_max:
-            break
-        operations = builder.consolidate(rules, n_max)
+            return
+        operations = _spare_protected(store, rules, builder.consolidate(rules, n_max), report)
         if not operations:
             break
-        apply(store, operations, f"consolidator:{builder.name}", case.episode_id)
+        apply(store, operations, f"consolidator:{builder.name}", episode_id)
         report.consolidations += 1
+    rules = store.manual_rules()
+    if len(rules) > n_max:
+        excess = weakest_first(store, rules)[: len(rules) - n_max]
+        apply(store, [DeleteRule(rule_id=r.id) for r in excess], LIMIT_ACTOR, episode_id)
+        report.consolidations += 1
+
+
+def _spare_protected(
+    store: Store,
+    rules: list[ManualRule],
+    operations: list[UpdateRule | DeleteRule],
+    report: BuildReport,
+) -> list[UpdateRule | DeleteRule]:
+    """The Consolidator's operations without deletes of rules whose validation log still
+    shows them preventing a critical failure while an unprotected rule is kept (a merge into
+    a rule with the same executable form is not a loss and stays)."""
+    deleted = {op.rule_id for op in operations if isinstance(op, DeleteRule)}
+    evidence = {r.id: evidence_of(store, r) for r in rules}
+    weaker_kept = any(not evidence[r.id].protects and r.id not in deleted for r in rules)
+    by_id = {r.id: r for r in rules}
+    kept = []
+    for op in operations:
+        if isinstance(op, DeleteRule) and op.rule_id in evidence and evidence[op.rule_id].protects:
+            merged = any(
+                isinstance(other, UpdateRule)
+                and op.rule_id in (other.validation_logs or [])
+                and by_id.get(other.rule_id) is not None
+                and by_id[other.rule_id].form == by_id[op.rule_id].form
+                for other in operations
+            )
+            if weaker_kept and not merged:
+                report.refused.append(
+                    f"delete {op.rule_id}: its log shows it preventing a critical failure "
+                    "while weaker rules remain"
+                )
+                continue
+        kept.append(op)
+    return kept
