@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from store import ManualRule, Store
@@ -9,8 +11,8 @@ from workbench.executors import InProcess
 from workbench.llm.steps import CaseStep
 from workbench.manual.build import build
 from workbench.manual.builder import BuildCase
-from workbench.manual.heuristic_builder import HeuristicBuilder, build_rules, consolidate
-from workbench.manual.operations import DeleteRule, UpdateRule
+from workbench.manual.heuristic_builder import HeuristicBuilder, build_rules
+from workbench.manual.operations import UpdateRule
 from workbench.runner import RunConfig
 
 
@@ -95,6 +97,12 @@ def test_building_alternates_episodes_and_rule_updates_and_resumes(db_path):
         rules = store.manual_rules()
         assert 0 < len(rules) <= 4
         assert any(r.type == "Success Process" for r in rules)
+        for rule in rules:  # phases, not the run's raw path
+            assert rule.type != "Success Process" or re.search(
+                r"solved in \d+ phases?", rule.content
+            )
+        written = {e.after["type"] for e in store.rule_events() if e.op == "write"}
+        assert "Useful Helper Method" in written  # doors opened, then walked through
         events = store.rule_events()
         assert {e.actor for e in events} >= {"builder:heuristic"}
         assert all(e.episode_id for e in events if e.actor.startswith("builder"))

@@ -289,6 +289,10 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         ("", 0),
     )
     precondition = pattern_of(line.strip(), {argument: "1"}) if line else UNSEEN
+    shown = template.replace("{1}", "<X>")
+    seen_line = re.sub(
+        rf"(?<![\w-]){escape(argument)}(?![\w-])", "<X>", line.strip(), flags=re.IGNORECASE
+    )
     if line and _seen_in_contrast(x, verb, precondition, template):
         return "the success saw the same precondition and was not blocked"
     trigger = escape(verb) + " (.+)"
@@ -307,12 +311,12 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         ),
         observations=[
             Observed(
-                text=f"an earlier observation says '{line.strip()}' about that <X>",
+                text=f"an earlier observation says '{seen_line}' about that <X>",
                 value=precondition,
                 citations=[cite(x.id, seen_at)],
             ),
             Observed(
-                text=f"'{template}' was just done",
+                text=f"'{shown}' was just done",
                 value="> " + escape(template).replace(r"\{1\}", "{1}") + r"\n",
                 absent=True,
                 citations=[x.cite_failed(), *contrast_cite],
@@ -323,13 +327,13 @@ def _blocked_precondition(x: _Member) -> Draft | str:
     )
     scope = Scope(
         objective=Claim(
-            text=f"'{template}' before '{verb} {{1}}' while it is blocked",
+            text=f"'{shown}' before '{verb} <X>' while it is blocked",
             value=template,
             citations=[x.cite_failed(), *contrast_cite],
         ),
         decisions=[
             Claim(
-                text=f"replace '{verb} <X>' with '{template}'",
+                text=f"replace '{verb} <X>' with '{shown}'",
                 value=template,
                 citations=contrast_cite or [x.cite_failed()],
             )
@@ -545,7 +549,7 @@ def _unnamed_commitment(x: _Member) -> Draft | str:
         boundary=Claim(text=f"'{verb}' on an object the task names", citations=contrast_cite),
         observations=[
             Observed(
-                text="the task names that <X>",
+                text="the task names <X>",
                 value=r"instruction: [^\n]*(?<![\w-]){1}(?![\w-])",
                 absent=True,
                 citations=[cite(x.id, 0), *contrast_cite],

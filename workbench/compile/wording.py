@@ -99,6 +99,8 @@ def as_pattern(text: str, phrases: dict[str, str], names: dict[str, str]) -> str
     and every phrase of ``phrases`` (phrase → placeholder) its input's name."""
     out = _NUMBER.sub("<number>", text)
     for phrase in sorted(phrases, key=len, reverse=True):
-        name = names.get(phrases[phrase], "value")
+        name = names.get(phrases[phrase])
+        if name is None:
+            continue  # the task's wording, not one of the inputs
         out = re.sub(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", f"<{name}>", out, flags=re.I)
     return out

@@ -19,7 +19,7 @@ from store import Episode, LibraryEntry, ManualRule, Step, Store
 from workbench.agents.guidance import Guidance, RuleForm
 from workbench.llm.steps import CaseStep
 from workbench.manual.builder import BuildCase, Builder, Outcome
-from workbench.manual.evidence import evidence_of, weakest_first
+from workbench.manual.evidence import evidence_of, family_of_rule, weakest_first
 from workbench.manual.operations import SUCCESS_ONLY, DeleteRule, UpdateRule, apply
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
@@ -156,6 +156,32 @@ def build(
     return report
 
 
+def learn_from(store: Store, builder: Builder, episode_id: str, *, n_max: int = 12) -> BuildReport:
+    """What the Builder learns from one recorded episode, as the building loop does right
+    after playing it: the case read from the store (with the rule system as it stands now),
+    the Builder's operations applied, the rules consolidated to ``n_max``.
+
+    Raises:
+        ValueError: there is no such episode, or its task is not recorded.
+    """
+    episode = store.episode(episode_id)
+    task = store.task(episode.task_id) if episode is not None else None
+    if episode is None or task is None:
+        raise ValueError(f"episode {episode_id!r} (or its task) is not in the database")
+    report = BuildReport(batch_id=episode.batch_id or "")
+    case = _case(
+        task.family,
+        task.instruction,
+        episode,
+        store.steps(episode.id),
+        store.manual_rules(),
+        task.environment,
+    )
+    _learn(store, builder, case, report, n_max)
+    report.episodes = 1
+    return report
+
+
 def _play(executor: Executor, job: EpisodeJob) -> Played:
     """One episode, played on the executor (the next one depends on what it teaches)."""
     with contextlib.closing(executor.run([job])) as results:
@@ -208,8 +234,9 @@ def _learn(
     answer = builder.build_rules(case)
     allowed = []
     for operation in answer.operations:
-        if outcome == "failure" and getattr(operation, "type", None) in SUCCESS_ONLY:
-            report.refused.append(f"{case.episode_id}: {operation.type} from a failed run")
+        refusal = _refusal(store, operation, case)
+        if refusal:
+            report.refused.append(f"{case.episode_id}: {refusal}")
             continue
         allowed.append(operation)
     actor = f"builder:{builder.name}"
@@ -219,6 +246,25 @@ def _learn(
             store.add_library_entry(entry)
     report.written += sum(1 for op in allowed if op.op == "write_rule")
     consolidate(store, builder, n_max, report, case.episode_id)
+
+
+def _refusal(store: Store, operation: object, case: BuildCase) -> str:
+    """Why the case does not allow ``operation`` (empty when it does): a success-type rule
+    from a failed run, or an error called corrected where no run of its own task type shows
+    the correction working (a failed run, or a rule of another task type)."""
+    kind = getattr(operation, "type", None)
+    if case.outcome == "failure" and kind in (*SUCCESS_ONLY, "Corrected Error"):
+        return f"{kind} from a failed run"
+    if kind == "Corrected Error" and isinstance(operation, UpdateRule):
+        rule = store.manual_rule(operation.rule_id)
+        if rule is not None and rule.type != kind:
+            family = family_of_rule(store, rule)
+            if family and family != case.family:
+                return (
+                    f"{rule.id} called corrected by a {case.family} run, but it is about "
+                    f"{family} tasks"
+                )
+    return ""
 
 
 def consolidate(

@@ -142,7 +142,7 @@ def _success(case: BuildCase) -> BuilderAnswer:
     if existing:
         return BuilderAnswer("imperfect agent", [_log(existing[0], case.episode_id)], [skill])
     found = procedures.phases(case.steps, case.instruction, lexicon)
-    listed = [f"{k}. {p.describe(lexicon)}" for k, p in enumerate(found[:MAX_PHASES], 1)]
+    listed = [f"({k}) {p.describe(lexicon)}" for k, p in enumerate(found[:MAX_PHASES], 1)]
     more = len(found) - MAX_PHASES
     write = WriteRule(
         type="Success Process",

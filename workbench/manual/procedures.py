@@ -30,16 +30,11 @@ MAX_CYCLE = 3
 """Longest run of actions recognised as one repeated cycle."""
 MIN_REPEATS = 3
 """Repeats that make a cycle (and a changing result a mechanism)."""
-PHASE_LABELS = {
-    "navigate": "reach",
-    "take": "take",
-    "check": "check",
-    "decide": "commit to",
-    "wait": "wait",
-    "open": "open",
-    "move": "reach",
-    "other": "act",
-}
+PHASE_KINDS = {"move": "navigate", "decide": "decide", "wait": "wait"}
+"""The phase an action's role starts (every other role prepares: takes, opens, checks, uses)."""
+PHASE_LABELS = {"decide": "commit to", "wait": "wait", "prepare": "prepare"}
+SHOWN = 4
+"""Distinct actions a phase names (the rest are counted)."""
 
 
 @dataclass
@@ -53,18 +48,21 @@ class Phase:
     """How often the cycle ran (1: not a cycle)."""
     steps: list[int] = field(default_factory=list)
     """The stored indices of its steps."""
+    last: str = ""
+    """Its last action, abstracted."""
 
     def describe(self, lexicon: Lexicon) -> str:
         """The phase in a few words: ``reach <E3>``, ``take a, b``, ``repeat ×9: x; y``."""
         if self.repeats > 1:
             return f"repeat ×{self.repeats}: " + "; ".join(self.actions)
         if self.kind == "navigate":
-            moves = [a for a in self.actions if lexicon.role(a).role == "move"]
-            target = _object(moves[-1], lexicon) if moves else ""
+            target = _object(self.last, lexicon) if lexicon.role(self.last).role == "move" else ""
             return f"reach {target or 'the next place'} ({len(self.steps)} steps)"
-        if self.kind == "take":
-            return "take " + ", ".join(_object(a, lexicon) for a in self.actions)
-        return f"{PHASE_LABELS.get(self.kind, 'act')}: " + "; ".join(self.actions)
+        shown = "; ".join(self.actions[:SHOWN])
+        more = len(self.actions) - SHOWN
+        return f"{PHASE_LABELS.get(self.kind, 'prepare')}: {shown}" + (
+            f" (and {more} more)" if more > 0 else ""
+        )
 
 
 def _object(action: str, lexicon: Lexicon) -> str:
@@ -109,15 +107,17 @@ def phases(steps: list[CaseStep], instruction: str, lexicon: Lexicon) -> list[Ph
             position += length * repeats
             continue
         action = actions[position]
-        kind = "navigate" if lexicon.is_navigation(kept[position].action) else None
-        kind = kind or lexicon.role(kept[position].action).role
+        role = lexicon.role(kept[position].action).role
+        navigating = lexicon.is_navigation(kept[position].action)
+        kind = "navigate" if navigating else PHASE_KINDS.get(role, "prepare")
         last = found[-1] if found else None
         if last is not None and last.kind == kind and last.repeats == 1:
             if action not in last.actions:
                 last.actions.append(action)
             last.steps.append(kept[position].index)
+            last.last = action
         else:
-            found.append(Phase(kind, [action], 1, [kept[position].index]))
+            found.append(Phase(kind, [action], 1, [kept[position].index], action))
         position += 1
     return found
 
