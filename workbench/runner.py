@@ -135,7 +135,7 @@ def play_episode(
     """Play one planned episode; an exception inside becomes a failed episode, not a crash."""
     started = datetime.now(UTC)
     reset = env.reset(planned.task, planned.seed)
-    interaction = Interaction(env, reset, config.step_limit)
+    interaction = Interaction(env, reset, config.step_limit, family=planned.family)
     metadata: dict[str, Any] = {
         "trial": planned.trial,
         "step_limit": config.step_limit,

@@ -90,6 +90,8 @@ class Interaction:
     score: float = 0.0
     uses: list[dict[str, Any]] = field(default_factory=list)
     """Guidance that fired: ``{"artifact": id, "kind": ..., "step": stored step index}``."""
+    family: str = ""
+    """The task type being played (empty when the caller does not say)."""
 
     @property
     def instruction(self) -> str:

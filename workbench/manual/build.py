@@ -1,12 +1,15 @@
 """The building stage: episodes and rule updates alternate, online.
 
 Each planned episode runs on the environment with the rules that have an executable form as
-guidance (the scripted agent follows them; an LLM agent also gets every rule as text) and
-the latest skill (else reflection) of its task type retrieved from the library (recorded
-with the episode); the episode is recorded at once. The Builder then reads it and its operations are applied in one transaction; when
-the rules exceed ``n_max`` the Consolidator merges and deletes, in a bounded loop. Episodes
-go to one batch (kind ``run``); running the same build again resumes after the last recorded
-episode, with the rule system as it was left.
+guidance (every agent's actions are reviewed by them; an LLM agent or Planner also reads
+every rule as text) and the library entry of the most similar task of its type
+(:func:`~workbench.manual.library.library_note`; a Planner retrieves it itself once it has read
+the task, recorded with the episode); the episode is recorded at once. The Builder then reads
+it and its operations are applied in one transaction — after a success the Planner's code
+becomes the task type's skill — and when the rules exceed ``n_max`` the Consolidator merges
+and deletes until they hold (:func:`consolidate`). Episodes go to one batch (kind ``run``);
+running the same build again resumes after the last recorded episode, with the rule system
+as it was left.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from workbench.agents.guidance import Guidance, RuleForm
 from workbench.llm.steps import CaseStep
 from workbench.manual.builder import BuildCase, Builder, Outcome
 from workbench.manual.evidence import evidence_of, family_of_rule, weakest_first
+from workbench.manual.library import library_note
 from workbench.manual.operations import SUCCESS_ONLY, DeleteRule, UpdateRule, apply
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
@@ -85,15 +89,6 @@ def rules_text(rules: list[ManualRule], note: LibraryEntry | None) -> str:
     return "\n".join(lines) if len(lines) > 1 else ""
 
 
-def library_note(store: Store, family: str) -> LibraryEntry | None:
-    """The entry shown for the next task of ``family``: its latest skill, else reflection."""
-    for kind in ("skill", "reflection"):
-        found = store.library(kind, family)  # type: ignore[arg-type]
-        if found:
-            return found[0]
-    return None
-
-
 def build(
     store: Store,
     builder: Builder,
@@ -123,7 +118,8 @@ def build(
         for planned in todo:
             check_cancel(cancel)
             rules = store.manual_rules()  # the rule system this episode runs with
-            note = library_note(store, planned.family)
+            known = store.task(planned.task.task_id(config.env))
+            note = library_note(store, planned.family, known.instruction if known else "")
             guidance = _forms(rules)
             # a model reads every rule and the library; the scripted agent follows the forms
             episode_config = config.model_copy(
@@ -138,7 +134,7 @@ def build(
             task, episode, steps = played.records()
             episode.metadata["manual_rules"] = [f.id for f in guidance.forms]
             if note is not None:
-                episode.metadata["library"] = note.id
+                episode.metadata.setdefault("library", note.id)
             with store.transaction():
                 store.put_task(task)
                 store.add_episode(episode, steps)
@@ -223,6 +219,7 @@ def _case(
         fired_at=fired_at,
         thoughts={s.index: s.thought for s in steps if s.thought},
         environment=environment,
+        plan_code=(episode.metadata.get("planner") or {}).get("code", ""),
     )
 
 
@@ -242,10 +239,22 @@ def _learn(
     actor = f"builder:{builder.name}"
     with store.transaction():
         apply(store, allowed, actor, case.episode_id)
-        for entry in answer.library:
+        for entry in library_entries(case, answer.library):
             store.add_library_entry(entry)
     report.written += sum(1 for op in allowed if op.op == "write_rule")
     consolidate(store, builder, n_max, report, case.episode_id)
+
+
+def library_entries(case: BuildCase, notes: list[LibraryEntry]) -> list[LibraryEntry]:
+    """What the libraries keep of an episode: after a success the Planner's code, when a
+    Planner played it (the paper's skill), else the Builder's skill note; after a failure the
+    Builder's reflection."""
+    if case.success and case.plan_code.strip():
+        skill = LibraryEntry(
+            kind="skill", family=case.family, content=case.plan_code, episode_id=case.episode_id
+        )
+        return [skill, *(n for n in notes if n.kind != "skill")]
+    return notes
 
 
 def _refusal(store: Store, operation: object, case: BuildCase) -> str:
