@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -130,6 +131,13 @@ def test_build_then_formulate_from_the_command_line(db_path, tmp_path):
     with Store(db_path) as store:
         for rule in store.manual_rules():
             assert text.count(f"### {rule.id} ({rule.type})") == 1
+        # the Planner (the default) played: its code that solved a task is the skill
+        episodes = store.episodes()
+        assert all(
+            e.agent == "planner:scripted" and e.metadata["planner"]["cycles"] for e in episodes
+        )
+        skills = store.library("skill")
+        assert skills and all("act(" in s.content and ast.parse(s.content) for s in skills)
 
 
 def test_build_plays_the_world_it_is_given(db_path, tmp_path):

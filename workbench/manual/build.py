@@ -38,6 +38,8 @@ from workbench.runner import (
 
 CONSOLIDATION_ROUNDS = 3
 """Most Consolidator rounds after one episode."""
+PLANNERS = ("planner", "openai-planner")
+"""Agents that retrieve their own library entry from the database, with the task in hand."""
 LIMIT_ACTOR = "consolidator:n-max"
 """Who the rule events name when the limit itself deletes the weakest rules."""
 
@@ -119,7 +121,9 @@ def build(
             check_cancel(cancel)
             rules = store.manual_rules()  # the rule system this episode runs with
             known = store.task(planned.task.task_id(config.env))
-            note = library_note(store, planned.family, known.instruction if known else "")
+            note = None
+            if config.agent.kind not in PLANNERS:  # a Planner looks it up once it reads the task
+                note = library_note(store, planned.family, known.instruction if known else "")
             guidance = _forms(rules)
             # a model reads every rule and the library; the scripted agent follows the forms
             episode_config = config.model_copy(
