@@ -7,6 +7,7 @@ missing a part; the libraries answer with the most similar task's entry."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -112,7 +113,7 @@ def test_a_planned_mistake_overruled_by_a_rule_goes_back_to_the_plan(scienceworl
     agent = PlannerAgent(ScriptedPlanner({"wrong-focus": 1.0}), None, limits=QUICK)
     played = agent.play(io, random.Random(5), Guidance(forms=[FOCUS_ONLY_ON_NAMED]))
     codes = [c["code"] for c in played["planner"]["cycles"]]
-    assert any("if overruled(act(" in code and "wrong-focus" in code for code in codes)
+    assert any(re.search(r"if overruled\(act\('focus on (?!thermometer)", c) for c in codes)
     assert len(codes) >= 2 and scienceworld.success()  # vetoed, then the plan's own focus
     assert "focus-only-on-named" in {u["artifact"] for u in io.uses}
 

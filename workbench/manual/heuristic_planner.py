@@ -14,7 +14,7 @@ overruling by a rule of the manual (a veto or a replacement) leads back to the p
         act(f"go to {place}")
 
     open_door_to_then_go_to("kitchen")
-    if overruled(act("focus on chair")):  # a planned mistake (wrong-object)
+    if overruled(act("focus on chair")):  # if a rule overrules it, the plan's own steps
         act("focus on thermometer")
 
 A mistake whose action depends on what is valid when it is reached (another object of the
@@ -25,6 +25,7 @@ seed writes the same code.
 
 from __future__ import annotations
 
+import ast
 import random
 
 from workbench.agents.base import AgentSpec, Interaction
@@ -50,8 +51,6 @@ class _Plan:
         self.gold, self.lexicon = gold, lexicon
         self.pending = {m.index: m for m in mistakes}
         self.index = 0
-        self.mistakes: list[str] = []
-        """The modes of the mistakes written into the code."""
 
 
 class ScriptedPlanner:
@@ -127,7 +126,6 @@ class ScriptedPlanner:
                     continue
             if mistake is not None:
                 plan.pending.pop(i)
-                plan.mistakes.append(mistake.mode)
                 lines += _mistake_lines(mistake, gold)
                 plan.index = i if mistake.persistent or mistake.proposed == STOP else mistake.resume
                 continue
@@ -143,10 +141,11 @@ def _act(action: str) -> str:
 
 
 def _mistake_lines(mistake: Mistake, gold: list[str]) -> list[str]:
-    """A planned mistake as code: overruled by a rule, the plan's own steps instead."""
-    note = f"  # a planned mistake ({mistake.mode})"
+    """A planned mistake as code: overruled by a rule, the plan's own steps instead (the
+    code does not say it is a mistake: it is what the agent believes it should do)."""
+    note = "  # if a rule overrules it, the plan's own steps"
     if mistake.proposed == STOP:
-        return [f"stop(){note}: a rule may veto it"]
+        return ["stop()  # if a rule vetoes stopping, the plan goes on"]
     if mistake.persistent:
         return [f"while not overruled(act({mistake.proposed!r})):{note}", "    pass"]
     instead = gold[mistake.index : mistake.resume] or []
@@ -196,8 +195,6 @@ def _call(helper: Helper, lines: list[str]) -> tuple[str, int] | None:
 
 def eval_literal(line: str) -> str | None:
     """The string of an ``act('...')`` line (read as a literal, never run)."""
-    import ast
-
     try:
         node = ast.parse(line, mode="eval").body
     except SyntaxError:
