@@ -58,8 +58,11 @@ def test_a_skill_names_its_inputs_by_role_and_expects_a_pattern(exported: Path):
     for instance in ("orange juice", "unknown substance B", "19", "thermometer on"):
         assert instance not in text, instance
     assert not re.search(r"\bE\d+\b", text)
-    inputs = next(line for line in text.splitlines() if line.startswith("**Inputs.**"))
-    assert "<use-target>" in inputs and "<use-on>" in inputs
+    inputs = text.split("**Inputs.**", 1)[1].split("**Procedure.**", 1)[0]
+    assert (
+        "- <use-target>: a phrase the task names; used in 'use <use-target> on <use-on>'" in inputs
+    )
+    assert "- <use-on>: a phrase the task names" in inputs
     assert "1. use <use-target> on <use-on>" in text
     expected = next(line for line in text.splitlines() if line.startswith("**Expected result.**"))
     assert "'the <use-target> measures a temperature of <number> degrees celsius'" in expected
