@@ -120,9 +120,9 @@ def build(
         for planned in todo:
             check_cancel(cancel)
             rules = store.manual_rules()  # the rule system this episode runs with
-            known = store.task(planned.task.task_id(config.env))
             note = None
             if config.agent.kind not in PLANNERS:  # a Planner looks it up once it reads the task
+                known = store.task(planned.task.task_id(config.env))
                 note = library_note(store, planned.family, known.instruction if known else "")
             guidance = _forms(rules)
             # a model reads every rule and the library; the scripted agent follows the forms
@@ -168,7 +168,7 @@ def learn_from(store: Store, builder: Builder, episode_id: str, *, n_max: int = 
     task = store.task(episode.task_id) if episode is not None else None
     if episode is None or task is None:
         raise ValueError(f"episode {episode_id!r} (or its task) is not in the database")
-    report = BuildReport(batch_id=episode.batch_id or "")
+    report = BuildReport(batch_id=episode.batch_id)
     case = _case(
         task.family,
         task.instruction,

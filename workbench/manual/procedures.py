@@ -1,8 +1,9 @@
 """What a successful run's steps say beyond its raw path, read through the world's lexicon:
 
-- its **phases** — consecutive actions grouped by the role they play (walking somewhere,
-  taking, checking, deciding, waiting, acting on things), a repeated cycle of actions kept as
-  one phase with its count: what a *Success Process* rule summarises;
+- its **phases** — consecutive actions grouped by what they do (walking somewhere; preparing:
+  taking, opening, checking, using things; committing to a decision; waiting), a repeated
+  cycle of actions kept as one phase with its count: what a *Success Process* rule
+  summarises;
 - its **cycles whose result changes** — the same actions repeated while what comes back
   changes (a reading that rises, a state that turns): how the environment behaves while
   time passes, a *Special Mechanism*;
@@ -52,7 +53,8 @@ class Phase:
     """Its last action, abstracted."""
 
     def describe(self, lexicon: Lexicon) -> str:
-        """The phase in a few words: ``reach <E3>``, ``take a, b``, ``repeat ×9: x; y``."""
+        """The phase in a few words: ``reach <E3> (4 steps)``, ``prepare: a; b``,
+        ``commit to: c``, ``repeat ×9: x; y``."""
         if self.repeats > 1:
             return f"repeat ×{self.repeats}: " + "; ".join(self.actions)
         if self.kind == "navigate":
