@@ -556,6 +556,10 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         rows = self._rows("SELECT actions FROM gold_paths WHERE key = ?", (key,))
         return json.loads(rows[0][0]) if rows else None
 
+    def gold_path_keys(self) -> list[str]:
+        """The keys of every stored reference solution."""
+        return [row[0] for row in self._rows("SELECT key FROM gold_paths ORDER BY key")]
+
     def put_gold_path(self, key: str, actions: list[str]) -> list[str]:
         """Keep the first reference solution stored for ``key`` and return it.
 
@@ -598,6 +602,15 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
                     "UPDATE llm_calls SET episode_id = ? WHERE id = ?",
                     [(episode_id, i) for i in call_ids],
                 )
+
+    def last_call_id(self) -> int:
+        """The id of the latest logged model call (0 before any)."""
+        return int(self._rows("SELECT coalesce(max(id), 0) FROM llm_calls")[0][0])
+
+    def calls_after(self, call_id: int) -> list[LLMCall]:
+        """Model calls logged after the call ``call_id``, oldest first."""
+        rows = self._rows("SELECT * FROM llm_calls WHERE id > ? ORDER BY id", (call_id,))
+        return [from_row(LLMCall, r) for r in rows]
 
     def calls(self, purpose: str | None = None, limit: int = 100) -> list[LLMCall]:
         """Recent model calls, newest first, optionally for one purpose."""

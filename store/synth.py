@@ -221,6 +221,11 @@ class SynthTables:
         rows = self._rows("SELECT * FROM synth_examples WHERE id = ?", (example_id,))
         return from_row(SynthExample, rows[0]) if rows else None
 
+    def synth_example_episodes(self) -> set[str]:
+        """Ids of the episodes that have examples (of any kind)."""
+        rows = self._rows("SELECT DISTINCT episode_id FROM synth_examples")
+        return {r[0] for r in rows}
+
     def synth_counts(self) -> dict[str, int]:
         """Examples by verdict (``kept``, ``rejected``, ``pending``)."""
         rows = self._rows("SELECT verdict, count(*) FROM synth_examples GROUP BY verdict")

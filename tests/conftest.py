@@ -7,12 +7,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from store import Store
 from tests.llm_server import ChatServer, serve
 from workbench.llm import ChatClient
 
 DATA = Path(__file__).parent / "data"
+
+settings.register_profile("workbench", deadline=None)
+settings.load_profile("workbench")
+"""No hypothesis deadline anywhere: examples touch SQLite files, and a loaded machine is slow."""
 
 
 @pytest.fixture
@@ -69,5 +74,5 @@ def client(store: Store, chat_server: ChatServer) -> ChatClient:
         api_key=chat_server.api_key,
         base_url=chat_server.base_url,
         backoff=0,
-        timeout=10,
+        timeout=300,  # a loaded machine answers late; nothing here measures speed
     )

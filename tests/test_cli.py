@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import click
 import pytest
@@ -84,6 +88,7 @@ def test_show_unknown_episode_and_bad_range(run, data_dir):
 
 
 def test_console_script_runs_as_a_subprocess(db_path):
+    Store(db_path).close()
     result = subprocess.run(
         [sys.executable, "-m", "workbench", "ls", "--db", str(db_path)],
         capture_output=True,
@@ -91,6 +96,56 @@ def test_console_script_runs_as_a_subprocess(db_path):
         check=True,
     )
     assert "0 of 0 episode(s)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["ls"], ["show", "e1"], ["search", "door"], ["stats"], ["export"], ["clusters"],
+     ["analyze"], ["compile"], ["repo", "ls"], ["repo", "show", "1"], ["manual", "export",
+     "--out", "m.md"], ["spans", "export"], ["plot", "evolution", "--out", "p"]],
+)  # fmt: skip
+def test_a_mistyped_database_path_is_an_error_and_creates_nothing(tmp_path, command):
+    typo = tmp_path / "runz" / "workbnech.db"
+    result = CliRunner().invoke(main, ["--db", str(typo), *command])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: no database at {typo}")
+    assert not typo.parent.exists()
+
+
+def test_every_integer_a_command_takes_fits_sqlite():
+    from workbench.cli.options import SQLITE_INT_MAX
+
+    for path, command in all_commands(main):
+        for param in command.params:
+            if isinstance(param.type, click.types.IntParamType):
+                bounded = isinstance(param.type, click.IntRange) and param.type.max is not None
+                assert bounded and param.type.max <= SQLITE_INT_MAX, (path, param.name)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["ls", "--limit"], ["compile", "--show"], ["repo", "show"], ["replay", "--artifact"],
+     ["search", "x", "--limit"]],
+)  # fmt: skip
+def test_a_number_too_large_for_sqlite_is_a_usage_error(run, store, command):
+    result = run(*command, "99999999999999999999", ok=False)
+    assert result.exit_code == 2, result.output
+    assert "99999999999999999999" in result.output and "9223372036854775807" in result.output
+
+
+def test_show_steps_out_of_range_and_export_under_a_file_are_one_line(run, data_dir, tmp_path):
+    run("import", str(data_dir / "workbench" / "two_episodes.jsonl"))
+    steps = run("show", "boil-3-s8", "--steps", "99999999999999999999:", ok=False)
+    assert steps.exit_code == 2 and "is too large" in steps.output
+    (tmp_path / "afile").write_text("")
+    for command in (["export", "--out"], ["spans", "export", "--out"]):
+        out = run(*command, str(tmp_path / "afile" / "x.jsonl"), ok=False)
+        assert out.exit_code == 1
+        assert (
+            out.output.strip()
+            == f"Error: cannot write under {tmp_path / 'afile'}: {tmp_path / 'afile'} is a file"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "workbench.db"]
 
 
 def test_quick_start_imports_every_sample_format_and_lists_failures(run):
@@ -223,3 +278,56 @@ def test_a_run_whose_agent_cannot_start_names_the_error_once_with_its_count(
     [line] = [line for line in output.splitlines() if "my_agent.py" in line]
     assert line.strip().startswith("2× agent exited with code 2: "), output
     assert "can't open file" in line and line.strip().endswith("No such file or directory")
+
+
+@pytest.fixture
+def shared_folder():
+    """A folder every user may enter and write in (pytest's own are the owner's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="workbench-shared-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_a_read_only_database_is_read_and_a_write_to_it_is_one_line(shared_folder, data_dir):
+    db = shared_folder / "w.db"
+    with Store(db) as store:
+        store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.chmod(0o444)  # the folder stays writable: only the file is read-only
+    as_other = []
+    if os.geteuid() == 0:  # root writes any file: run as nobody, for whom the file is read-only
+        as_other = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    workbench = [*as_other, sys.executable, "-m", "workbench", "--db", str(db)]
+    listing = subprocess.run([*workbench, "ls"], capture_output=True, text=True)
+    assert listing.returncode == 0, listing.stderr
+    sample = data_dir / "workbench" / "two_episodes.jsonl"
+    written = subprocess.run([*workbench, "import", str(sample)], capture_output=True, text=True)
+    assert written.returncode == 1
+    assert (
+        written.stderr.strip()
+        == f"Error: cannot write to database {db}: it is read-only here (check the permissions of the file and its folder)"
+    )
+
+
+HOSTILE = "do \x1b]0;pwned\x07 it \x1b[2J\x1b[31mred\x9b"
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_control_sequences_from_imported_logs_never_reach_the_terminal(tmp_path, terminal):
+    log = tmp_path / "evil.jsonl"
+    record = {"messages": [{"role": "user", "content": HOSTILE}], "success": False}
+    log.write_text(json.dumps({**record, "id": HOSTILE}) + "\n")
+    env = {"WORKBENCH_DB": str(tmp_path / "w.db"), "COLUMNS": "120"}
+    if terminal:  # rich styles its output as for a terminal: its own escapes, none of the log's
+        env |= {"TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "0"}
+    runner = CliRunner()
+    outputs = [runner.invoke(main, ["import", str(log)], env=env).output]
+    (episode,) = Store(tmp_path / "w.db").episodes()
+    for command in (["ls"], ["show", episode.id], ["search", "pwned"], ["stats"]):
+        result = runner.invoke(main, command, env=env)
+        assert result.exit_code == 0, result.output
+        outputs.append(result.output)
+    shown = "".join(outputs)
+    assert "\\x1b]0;pwned" in shown and "\\x9b" in shown  # shown, not obeyed (rich drops BEL)
+    assert "\x07" not in shown and "\x9b" not in shown and "\x1b]" not in shown
+    assert "\x1b[2J" not in shown and "\x1b[31mred" not in shown

@@ -72,6 +72,7 @@ def test_unknown_name_lists_the_known_ones(evo_db, tmp_path):
 
 def test_empty_database_and_experiment_without_checkpoints(tmp_path):
     db = tmp_path / "empty.db"
+    Store(db).close()
     result = plot(db, "--out", str(tmp_path / "out"))
     assert result.exit_code == 1
     assert f"no evolution experiment in {db}" in result.stderr

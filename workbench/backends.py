@@ -1,9 +1,10 @@
 """The one backend choice every face makes: a configuration turned into the stage backends.
 
 Every judgment of the pipeline is a method of the protocol its stage defines (the analyst,
-the compiler, the manual's formulator and builder); :func:`make_backends` builds all four
-for one backend, bound to one store. The CLI, the terminal UI and the notebook widgets call
-it, so a choice made once holds for every face. The backend is chosen by, in order:
+the compiler, the manual's formulator and builder, synthesis' relabeler and retrieval query
+writer); :func:`make_backends` builds all of them for one backend, bound to one store. The CLI,
+the terminal UI and the notebook widgets call it, so a choice made once holds for every face.
+The backend is chosen by, in order:
 
 1. an explicit choice (``--reasoner``);
 2. the environment variable ``WORKBENCH_REASONER``;
@@ -34,6 +35,8 @@ if TYPE_CHECKING:  # the stages load when backends are made, not when a choice i
     from workbench.compile.proposals import Compiler
     from workbench.manual.builder import Builder
     from workbench.manual.formulate import Formulator
+    from workbench.synth.queries import QueryWriter
+    from workbench.synth.relabeler import Relabeler
 
 BackendName = Literal["heuristic", "openai"]
 BACKENDS: tuple[str, ...] = get_args(BackendName)
@@ -80,6 +83,10 @@ class Backends:
     """Groups the rules into the manual's chapters (formulation)."""
     builder: Builder
     """Reads episodes into rule operations and consolidates them (the manual's building)."""
+    relabeler: Relabeler
+    """Writes instructions backward for spans and votes on examples (synthesis)."""
+    query_writer: QueryWriter
+    """Writes the model-based retrieval query of synthesized examples (synthesis)."""
 
     @property
     def name(self) -> str:
@@ -129,6 +136,8 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
     from workbench.compile.heuristic import HeuristicCompiler
     from workbench.manual.heuristic import HeuristicFormulator
     from workbench.manual.heuristic_builder import HeuristicBuilder
+    from workbench.synth.heuristic_queries import HeuristicQueryWriter
+    from workbench.synth.heuristic_relabeler import HeuristicRelabeler
 
     return Backends(
         config=config or ReasonerConfig(backend="heuristic", source="default"),
@@ -136,6 +145,8 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
         compiler=HeuristicCompiler(),
         formulator=HeuristicFormulator(),
         builder=HeuristicBuilder(store),
+        relabeler=HeuristicRelabeler(),
+        query_writer=HeuristicQueryWriter(),
     )
 
 
@@ -145,6 +156,8 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
     from workbench.compile.openai import OpenAICompiler
     from workbench.manual.openai import OpenAIFormulator
     from workbench.manual.openai_builder import OpenAIBuilder
+    from workbench.synth.openai_queries import OpenAIQueryWriter
+    from workbench.synth.openai_relabeler import OpenAIRelabeler
 
     config = config or ReasonerConfig(
         backend="openai", source="client", base_url=client.base_url or "", model=client.model
@@ -155,6 +168,8 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
         compiler=OpenAICompiler(client),
         formulator=OpenAIFormulator(client),
         builder=OpenAIBuilder(client),
+        relabeler=OpenAIRelabeler(client),
+        query_writer=OpenAIQueryWriter(client),
     )
 
 

@@ -11,21 +11,33 @@ expensive: a simulator may start a JVM) and applies the job's limits around the 
   :meth:`LocalPool.close`.
 - :class:`InProcess` — one episode after another in this process (tests, debugging); it
   refuses jobs with limits, which only a separate process can enforce.
+- :class:`RayExecutor` — Ray actors on a cluster (or a Ray instance started on this machine),
+  each a :class:`RemotePlayer`: workers never open the run's database; they send back the
+  episode, the reference solutions its world kept and the model calls it logged, and only the
+  process that called :func:`workbench.runner.run_batch` writes them.
 
-A distributed executor is one more class with the same two methods whose workers call
-:func:`play_job`.
+:func:`make_executor` builds the one an :class:`ExecutorChoice` names (what ``--executor``,
+``--ray-address`` and ``--workers`` say on the command line, and the terminal UI's jobs use).
 """
 
 from __future__ import annotations
 
 import concurrent.futures as futures
+import contextlib
+import dataclasses
 import multiprocessing
 import os
+import shutil
+import tempfile
 from abc import ABC, abstractmethod
+from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
-from typing import Generic, Self, TypeVar
+from typing import Any, Generic, Literal, Self, TypeVar
 
+from store import Store
 from workbench.agents.base import Agent
 from workbench.envs.base import Environment
 from workbench.limits import TimeLimit
@@ -237,3 +249,251 @@ class InProcess(Closing):
 
     def close(self) -> None:
         self.player.close()
+
+
+# -- Ray -------------------------------------------------------------------------------------
+
+RAY_EXTRA = "pip install 'trajectory-workbench[ray]'"
+"""How to get Ray (an optional extra)."""
+
+FORWARDED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "WORKBENCH_MODEL", "WORKBENCH_REASONER")
+"""Environment variables a Ray worker gets from the driver when they are set there (an LLM
+agent on a worker needs its endpoint; nothing is written anywhere)."""
+
+
+class ExecutorUnavailable(RuntimeError):
+    """The executor asked for cannot be used here (one line saying why and what to do)."""
+
+
+class RemotePlayer:
+    """Plays jobs where the run's database cannot be reached (a Ray worker on any node).
+
+    It keeps a scratch database of its own: before each job it receives there the reference
+    solution the driver's database already holds for the job's task (so the episode follows
+    the same canonical path as anywhere else), plays the job against it with a :class:`Player`,
+    and hands back with the episode what the job left there — the reference solutions its
+    world kept and the model calls its agent logged — for the driver to record.
+
+    Args:
+        folder: where the scratch database lives (removed by :meth:`close`).
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.db_path = str(folder / "worker.db")
+        Store(self.db_path).close()
+        self.player = Player()
+
+    def play(self, job: EpisodeJob, gold_paths: dict[str, list[str]]) -> Played:
+        with Store(self.db_path) as store:
+            for key, actions in gold_paths.items():
+                store.put_gold_path(key, actions)
+            kept, last_call = set(store.gold_path_keys()), store.last_call_id()
+        played = self.player.play(job.model_copy(update={"db_path": self.db_path}))
+        with Store(self.db_path) as store:
+            new = [key for key in store.gold_path_keys() if key not in kept]
+            played.gold_paths = {key: store.gold_path(key) or [] for key in new}
+            played.calls = [c.model_dump(mode="json") for c in store.calls_after(last_call)]
+        return played
+
+    def close(self) -> None:
+        self.player.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class RayExecutor(Closing):
+    """Episodes played by Ray actors, one per worker, each keeping its environment (and its
+    simulator) across episodes like a local pool's worker.
+
+    Ray is connected on first use: to ``address`` (``auto`` for the cluster this machine is
+    part of, ``ray://host:10001`` for a remote one), or to a Ray instance started here with
+    ``workers`` CPUs when no address is given. Jobs go to idle actors; a job whose actor dies
+    (its node lost, its process killed) is retried once on a new actor before it is given
+    back as lost, and since only the caller records episodes, a retried episode is recorded
+    once. Stopping early (the caller closes the iterator, Ctrl-C) kills the actors still
+    playing, so nothing goes on running on the cluster.
+
+    Args:
+        address: the Ray cluster; ``None`` starts a local Ray instance.
+        workers: actors (episodes played at once); default: the cluster's CPUs.
+        init_options: more keyword arguments for ``ray.init`` (tests pin ports with them).
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        *,
+        init_options: dict[str, Any] | None = None,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"a Ray executor needs at least one worker, not {workers}")
+        self.address = address
+        self.workers = workers
+        self.init_options = init_options or {}
+        self._actors: list[Any] = []
+        self._started_ray = False
+
+    def _ray(self) -> Any:
+        try:
+            import ray
+        except ImportError:
+            raise ExecutorUnavailable(f"the Ray executor needs Ray: {RAY_EXTRA}") from None
+        if not ray.is_initialized():
+            options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+            if self.address is None:
+                options |= {"num_cpus": self.workers or LOCAL_WORKERS}
+            env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
+            options["runtime_env"] = {"env_vars": env} if env else None
+            try:
+                ray.init(address=self.address, **(options | self.init_options))
+            except (ConnectionError, RuntimeError, ValueError) as error:
+                where = self.address or "a local Ray instance"
+                raise ExecutorUnavailable(f"cannot connect to Ray at {where}: {error}") from None
+            self._started_ray = True
+        return ray
+
+    def _new_actor(self, ray: Any) -> Any:
+        return _worker_class(ray).remote()
+
+    def _pool(self, ray: Any) -> list[Any]:
+        if not self._actors:
+            count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            self._actors = [self._new_actor(ray) for _ in range(count)]
+        return self._actors
+
+    def run(self, jobs: list[EpisodeJob]) -> Iterator[tuple[EpisodeJob, Played | BaseException]]:
+        if not jobs:
+            return
+        ray = self._ray()
+        gold = _known_gold_paths(jobs)
+        queue, retried = deque(jobs), set[str]()
+        idle = list(self._pool(ray))
+        running: dict[Any, tuple[EpisodeJob, Any]] = {}
+        try:
+            while queue or running:
+                while queue and idle:
+                    job, actor = queue.popleft(), idle.pop()
+                    task = job.planned.task.task_id(job.config.env)
+                    paths = {task: gold[task]} if task in gold else {}
+                    running[actor.play.remote(job.model_dump_json(), paths)] = (job, actor)
+                (ref,), _ = ray.wait(list(running), num_returns=1)
+                job, actor = running.pop(ref)
+                try:
+                    played = ray.get(ref)
+                except ray.exceptions.RayActorError as error:  # the worker is gone
+                    actor = self._replace(ray, actor)
+                    if job.planned.id in retried:
+                        yield job, error
+                    else:
+                        retried.add(job.planned.id)
+                        queue.appendleft(job)
+                    idle.append(actor)
+                    continue
+                except ray.exceptions.RayTaskError as error:
+                    idle.append(actor)
+                    yield job, _cause(error)
+                    continue
+                idle.append(actor)
+                for key, actions in played.gold_paths.items():
+                    gold.setdefault(key, actions)
+                yield job, played
+        finally:  # stopped early: nothing keeps playing on the cluster
+            for _, actor in running.values():
+                self._replace(ray, actor, start=False)
+
+    def _replace(self, ray: Any, actor: Any, *, start: bool = True) -> Any:
+        """Kill ``actor`` (if it still lives) and put a new one in its place."""
+        ray.kill(actor)
+        fresh = self._new_actor(ray) if start else None
+        self._actors = [a for a in self._actors if a is not actor] + ([fresh] if fresh else [])
+        return fresh
+
+    def close(self) -> None:
+        if not self._actors and not self._started_ray:
+            return
+        import ray
+
+        with contextlib.suppress(ray.exceptions.RayError):  # a worker already gone
+            ray.get([actor.close.remote() for actor in self._actors], timeout=60)
+        for actor in self._actors:
+            ray.kill(actor)
+        self._actors = []
+        if self._started_ray:
+            ray.shutdown()
+            self._started_ray = False
+
+
+def _known_gold_paths(jobs: list[EpisodeJob]) -> dict[str, list[str]]:
+    """The reference solutions the jobs' database holds for their tasks (read here, in the
+    driver, so workers follow the same canonical paths)."""
+    db_path = next((job.db_path for job in jobs if job.db_path), None)
+    if db_path is None:
+        return {}
+    with Store(db_path) as store:
+        tasks = {job.planned.task.task_id(job.config.env) for job in jobs}
+        return {task: path for task in tasks if (path := store.gold_path(task)) is not None}
+
+
+def _cause(error: Any) -> BaseException:
+    """The exception a Ray task raised (Ray wraps it)."""
+    cause = getattr(error, "cause", None)
+    return cause if isinstance(cause, BaseException) else error
+
+
+_WORKER_CLASS: Any = None
+
+
+def _worker_class(ray: Any) -> Any:
+    """The Ray actor class that plays episodes (made once Ray is imported)."""
+    global _WORKER_CLASS
+    if _WORKER_CLASS is None:
+
+        class EpisodeWorker:
+            def __init__(self) -> None:
+                self.player = RemotePlayer(Path(tempfile.mkdtemp(prefix="workbench-ray-")))
+
+            def play(self, job_json: str, gold_paths: dict[str, list[str]]) -> Played:
+                return self.player.play(EpisodeJob.model_validate_json(job_json), gold_paths)
+
+            def close(self) -> None:
+                self.player.close()
+
+        _WORKER_CLASS = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(EpisodeWorker)
+    return _WORKER_CLASS
+
+
+# -- the executor a face asks for --------------------------------------------------------------
+
+ExecutorKind = Literal["local", "ray"]
+
+
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """Where a face's episodes are played: ``--executor``, ``--ray-address``, ``--workers``."""
+
+    kind: ExecutorKind = "local"
+    workers: int | None = None
+    """Episodes at once (local: worker processes, default :data:`LOCAL_WORKERS`; Ray: actors,
+    default the cluster's CPUs)."""
+    address: str | None = None
+    """The Ray cluster (``ray`` only; ``None``: a Ray instance started here)."""
+
+    def with_workers(self, workers: int) -> ExecutorChoice:
+        """The same choice with ``workers`` episodes at once (e.g. one for a manual build)."""
+        return dataclasses.replace(self, workers=workers)
+
+    def describe(self) -> str:
+        if self.kind == "local":
+            return f"local pool ({self.workers or LOCAL_WORKERS} workers)"
+        return f"Ray at {self.address or 'a local instance'}"
+
+
+def make_executor(choice: ExecutorChoice | None = None) -> LocalPool | RayExecutor:
+    """The executor ``choice`` names (default: a local pool); the caller closes it."""
+    choice = choice or ExecutorChoice()
+    if choice.kind == "ray":
+        return RayExecutor(choice.address, choice.workers)
+    if choice.address is not None:
+        raise ExecutorUnavailable("--ray-address needs --executor ray")
+    return LocalPool(choice.workers or LOCAL_WORKERS)

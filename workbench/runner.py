@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from store import Batch, Episode, Outcome, Source, Step, Store, Task, Usage
+from store import Batch, Episode, LLMCall, Outcome, Source, Step, Store, Task, Usage
 from store.records import BatchKind, Split
 from workbench.agents.base import Agent, AgentSpec, Interaction, OutOfSteps
 from workbench.agents.guidance import Guidance
@@ -120,6 +120,12 @@ class Played:
     steps: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""
     """What ended the episode in error, in one line (:func:`error_summary`); empty if nothing did."""
+    gold_paths: dict[str, list[str]] = field(default_factory=dict)
+    """Reference solutions the world kept while the episode was played away from the database
+    (on a remote worker): written by the process that records the episode, first one kept."""
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """Model calls logged away from the database, as records: the recording process logs them
+    and links them to the episode (in place of ``call_ids`` in its metadata)."""
 
     def records(self) -> tuple[Task, Episode, list[Step]]:
         return (
@@ -135,7 +141,9 @@ def play_episode(
     """Play one planned episode; an exception inside becomes a failed episode, not a crash."""
     started = datetime.now(UTC)
     reset = env.reset(planned.task, planned.seed)
-    interaction = Interaction(env, reset, config.step_limit, family=planned.family)
+    interaction = Interaction(
+        env, reset, config.step_limit, episode_id=planned.id, family=planned.family
+    )
     metadata: dict[str, Any] = {
         "trial": planned.trial,
         "step_limit": config.step_limit,
@@ -421,6 +429,13 @@ def _record(
         report.lost.append(job.planned.id)
     task, episode, steps = result.records()
     with store.transaction():
+        for key, actions in result.gold_paths.items():
+            store.put_gold_path(key, actions)
+        if result.calls:  # logged on a remote worker: logged here, under this database's ids
+            logged = [
+                store.log_call(LLMCall.model_validate({**c, "id": None})) for c in result.calls
+            ]
+            episode.metadata["call_ids"] = [c.id for c in logged]
         store.put_task(task)
         store.add_episode(episode, steps)
         store.link_calls(episode.metadata.get("call_ids", []), episode.id)

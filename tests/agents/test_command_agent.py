@@ -50,7 +50,7 @@ def gone(pid: int) -> bool:
 
 
 def test_the_example_agent_plays_an_episode(env):
-    agent = CommandAgent([sys.executable, str(ECHO_AGENT)], timeout=20)
+    agent = CommandAgent([sys.executable, str(ECHO_AGENT)], timeout=300)
     io = start(env)
     metadata = agent.play(io, random.Random(0), Guidance())
     assert len(io.taken) == STEP_LIMIT and io.done
@@ -84,7 +84,7 @@ def test_the_agent_receives_the_protocol_messages(env, tmp_path):
     )
     rule = RuleForm(id="r1", description="Open doors first.", when_action="never")
     io = start(env)
-    metadata = CommandAgent(cmd, timeout=20, max_valid_actions=5).play(
+    metadata = CommandAgent(cmd, timeout=300, max_valid_actions=5).play(
         io, random.Random(0), Guidance(forms=[rule])
     )
     assert [t.action for t in io.taken] == ["open door to kitchen", "go to kitchen"]
@@ -138,7 +138,7 @@ def test_an_agent_that_exits_with_an_error_reports_its_stderr(env, tmp_path):
         """,
     )
     with pytest.raises(AgentCrashed, match=r"exited without replying \(exit status 1\)") as raised:
-        CommandAgent(cmd, timeout=20).play(start(env), random.Random(0), Guidance())
+        CommandAgent(cmd, timeout=300).play(start(env), random.Random(0), Guidance())
     assert raised.value.returncode == 1
     assert "boom, bad configuration" in raised.value.stderr
     assert "boom, bad configuration" in str(raised.value)
@@ -157,7 +157,7 @@ def test_an_agent_that_dies_mid_episode_is_a_crash(env, tmp_path):
     )
     io = start(env)
     with pytest.raises(AgentCrashed, match="exit status 3"):
-        CommandAgent(cmd, timeout=20).play(io, random.Random(0), Guidance())
+        CommandAgent(cmd, timeout=300).play(io, random.Random(0), Guidance())
     assert [t.action for t in io.taken] == ["look around"]  # what happened is kept
 
 
@@ -180,7 +180,7 @@ def test_a_garbage_reply_is_a_crash(env, tmp_path, reply, message):
         """,
     )
     with pytest.raises(AgentCrashed, match=message):
-        CommandAgent(cmd, timeout=20).play(start(env), random.Random(0), Guidance())
+        CommandAgent(cmd, timeout=300).play(start(env), random.Random(0), Guidance())
 
 
 def test_a_missing_program_is_a_crash(env, tmp_path):

@@ -15,7 +15,7 @@ from workbench.plugins import UnknownPlugin
 
 
 def test_the_built_in_agents_are_registered():
-    assert {"scripted", "command", "openai"} <= set(agent_names())
+    assert {"scripted", "command", "openai", "exemplar"} <= set(agent_names())
 
 
 def test_agents_are_built_from_their_spec():
@@ -33,5 +33,7 @@ def test_the_llm_agent_needs_the_database():
 
 
 def test_an_unknown_agent_lists_the_installed_ones():
-    with pytest.raises(UnknownPlugin, match="unknown agent 'oracle'; known: command, openai, "):
+    with pytest.raises(
+        UnknownPlugin, match="unknown agent 'oracle'; known: command, exemplar, openai, "
+    ):
         make_agent(AgentSpec(kind="oracle"), None)

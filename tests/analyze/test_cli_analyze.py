@@ -35,6 +35,7 @@ def test_analyze_then_clusters_then_agreement(db_path):
 
 
 def test_clusters_without_a_run_and_unknown_cluster(db_path):
+    Store(db_path).close()
     assert "no analysis run yet" in invoke(db_path, "clusters").output
     assert "no cluster 7" in invoke(db_path, "clusters", "--show", "7").output
 

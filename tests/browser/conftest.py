@@ -29,7 +29,7 @@ CHROMIUM_FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = 180_000
 """Default timeout of every Playwright wait."""
 
 EPISODE_ID = "boil-0-s1"

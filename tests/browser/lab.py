@@ -23,7 +23,7 @@ from pathlib import Path
 
 import nbformat
 
-STARTUP_TIMEOUT = 60.0
+STARTUP_TIMEOUT = 300.0
 """Seconds the server may take to answer ``/api/status``."""
 
 STOP_TIMEOUT = 10.0

@@ -20,16 +20,16 @@ KERNEL_READY = """() => {
     return kernel?.connectionStatus === "connected" && kernel?.status === "idle"
         && panel.content?.activeCellIndex === 0;
 }"""
-RENDER_TIMEOUT_MS = 30_000
+RENDER_TIMEOUT_MS = 180_000
 """How long the cell may take to import the widgets and draw them."""
-CHANGE_TIMEOUT_MS = 10_000
+CHANGE_TIMEOUT_MS = 120_000
 """How long a click may take to reach the kernel and come back as a change."""
 
 
 def open_notebook(page: Page, lab: JupyterLab, name: str) -> None:
     """Open ``name`` in the lab and wait until its kernel is connected and idle."""
     page.goto(lab.page(name))
-    page.wait_for_function(KERNEL_READY, timeout=45_000, polling=200)
+    page.wait_for_function(KERNEL_READY, timeout=300_000, polling=200)
 
 
 def run_first_cell(page: Page) -> None:

@@ -48,6 +48,7 @@ def test_formulate_export_and_diff(db_path: Path, tmp_path: Path):
 
 
 def test_clear_errors_before_any_manual(db_path: Path, tmp_path: Path):
+    Store(db_path).close()
     nothing = invoke(db_path, "formulate")
     assert nothing.exit_code == 1
     assert "nothing to formulate" in nothing.output
@@ -63,9 +64,12 @@ def test_export_to_an_unwritable_place_is_a_clear_error(db_path: Path, tmp_path:
     with Store(db_path) as store:
         fill(store)
     invoke(db_path, "formulate")
-    target = tmp_path / "missing-folder" / "manual.md"
+    (tmp_path / "a-file").write_text("")
+    target = tmp_path / "a-file" / "manual.md"
     result = invoke(db_path, "export", "--out", str(target))
-    assert result.exit_code == 1 and f"cannot write {target}" in result.output
+    assert result.exit_code == 1 and f"cannot write under {target.parent}" in result.output
+    made = invoke(db_path, "export", "--out", str(tmp_path / "new-folder" / "manual.md"))
+    assert made.exit_code == 0 and (tmp_path / "new-folder" / "manual.md").is_file()
 
 
 def serve_env(server: ChatServer) -> dict[str, str]:

@@ -29,8 +29,9 @@ NAMES = [
     "04_manual",
     "05_evolution",
 ]
-CELL_TIMEOUT = 600
-"""Seconds one cell may take (05's experiment cell is the longest)."""
+CELL_TIMEOUT = 3600
+"""Seconds one cell may take: sized for a slow, loaded machine (05's experiment cell, the
+longest, takes about a minute on an idle one)."""
 
 
 def read(name: str) -> nbformat.NotebookNode:

@@ -55,7 +55,7 @@ async def test_new_episodes_appear_while_a_writer_process_adds_them(tui_db):
         await settle(pilot)
         if len(table.ids) < 48:  # the poll timer has yet to notice the last commit
             screen.loaded.clear()
-            await asyncio.wait_for(screen.loaded.wait(), timeout=30)
+            await asyncio.wait_for(screen.loaded.wait(), timeout=600)
             await settle(pilot)
         assert len(table.ids) == 48
         assert {f"live-{i:03d}" for i in range(40)} <= set(table.ids)

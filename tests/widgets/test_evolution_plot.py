@@ -154,7 +154,7 @@ def test_auto_refresh_picks_up_checkpoints_and_stops(evo_db):
         plot.start()
         assert plot.running and plot.auto_toggle.value
         add_gated_checkpoint(evo_db)
-        assert plot.redrawn.wait(timeout=20)
+        assert plot.redrawn.wait(timeout=600)
         assert len(plot.figures["degradation"].data[0].x) == 5
         plot.auto_toggle.value = False  # the toggle stops it too
         assert not plot.running
@@ -194,7 +194,7 @@ def test_stop_from_another_thread_ends_polling(evo_db):
     try:
         stopper = threading.Thread(target=plot.stop)
         stopper.start()
-        stopper.join(timeout=20)
+        stopper.join(timeout=600)
         assert not plot.running
     finally:
         plot.close()

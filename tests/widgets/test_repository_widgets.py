@@ -61,7 +61,7 @@ def test_admitting_the_staged_rule_runs_its_contract_gate(compiled_db):
         rule = next(v for v in store.versions() if v.artifact == RULE)
     assert panel.versions.value == rule.id  # the first staged version is chosen
     panel.admit_button.click()
-    admission = panel.wait(timeout=60)
+    admission = panel.wait(timeout=900)
     assert admission.status == "rejected", admission
     with Store(compiled_db) as fresh:
         stored = fresh.version(rule.id)
@@ -85,7 +85,7 @@ def test_compile_stages_a_version_in_the_background(analysed_db):
     panel = ReplayPanel(analysed_db)
     assert panel.versions.options == ()
     panel.compile_button.click()
-    report = panel.wait(timeout=60)
+    report = panel.wait(timeout=900)
     assert not isinstance(report, str), report
     with Store(analysed_db) as fresh:
         versions = fresh.versions()

@@ -250,7 +250,7 @@ class EvolutionScreen(Screen[None]):
         if interval is None:
             interval = getattr(self.app, "poll_interval", 0)
         if interval > 0:
-            self.set_interval(interval, self.reload)
+            self.set_interval(interval, self.poll)
 
     @property
     def table(self) -> RecordTable:
@@ -265,6 +265,12 @@ class EvolutionScreen(Screen[None]):
     def reload(self) -> None:
         """Read the experiments and the shown one's checkpoints again (redrawn if changed)."""
         self._load(self.wanted)
+
+    def poll(self) -> None:
+        """Read again unless a read is still going: on a slow machine a read may take longer
+        than the interval, and restarting it each time would never let one finish."""
+        if not any(w.group == "evolution-load" and w.is_running for w in self.app.workers):
+            self.reload()
 
     def action_reload(self) -> None:
         self.reload()

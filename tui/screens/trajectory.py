@@ -21,7 +21,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, Task
+from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, SynthExample, Task
 from tui.cells import outcome_badge
 from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
 from tui.navigation import OpenCompare
@@ -148,6 +148,8 @@ class TrajectoryScreen(Screen[str]):
         self.episode: Episode | None = None
         self.episode_task: Task | None = None
         self.spans: list[Span] = []
+        self.examples: list[SynthExample] = []
+        """Synthesized examples cut from the episode (their spans are marked too)."""
         self.start = start
         self._steps: dict[int, Step] = {}
         self._query = ""
@@ -192,9 +194,12 @@ class TrajectoryScreen(Screen[str]):
             episode = store.episode(episode_id)
             task = store.task(episode.task_id) if episode else None
             spans = store.spans(episode_id) if episode else []
+            examples = store.synth_examples(episode_id=episode_id) if episode else []
             first = first_steps(start or 0, height, episode.n_steps) if episode else (0, 0)
             steps = store.steps(episode_id, *first) if first[1] > first[0] else []
-        deliver(self, self._episode_loaded, episode_id, episode, task, spans, start, steps)
+        deliver(
+            self, self._episode_loaded, episode_id, episode, task, spans, start, steps, examples
+        )
 
     def _episode_loaded(
         self,
@@ -204,6 +209,7 @@ class TrajectoryScreen(Screen[str]):
         spans: list[Span],
         start: int | None,
         steps: list[Step],
+        examples: list[SynthExample],
     ) -> None:
         if episode_id != self.episode_id:
             return
@@ -214,7 +220,9 @@ class TrajectoryScreen(Screen[str]):
         self.episode, self.episode_task, self.spans = episode, task, spans
         self._steps = {step.index: step for step in steps}
         self.query_one("#episode-info", Static).update(episode_header(episode, task))
+        self.examples = examples
         self.step_list.set_spans(spans)
+        self.step_list.set_examples(examples)
         self.step_list.set_length(episode.n_steps, start or 0, steps)
         self.step_list.border_title = f"steps · {episode.n_steps}"
         if episode.n_steps == 0:
@@ -256,7 +264,12 @@ class TrajectoryScreen(Screen[str]):
         step = self._steps.get(index)
         n_steps = self.episode.n_steps if self.episode else 0
         self.detail.show(
-            index, step, spans_at(self.spans, index), n_steps, result_of(self._steps, step)
+            index,
+            step,
+            spans_at(self.spans, index),
+            n_steps,
+            result_of(self._steps, step),
+            [e for e in self.examples if e.start <= index <= e.end],
         )
         self.detail.border_title = f"step {index} of {n_steps}"
         selection = self.step_list.selection

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from store import Span, Step
+from store import Span, Step, SynthExample
 
 COLLAPSED_LINES = 12
 """Lines of a long text shown until the detail is expanded."""
@@ -51,6 +51,7 @@ class StepDetail(VerticalScroll, can_focus=False):
         "step-detail--contrast",
         "step-detail--evidence",
         "step-detail--note",
+        "step-detail--example",
     }
 
     DEFAULT_CSS = """
@@ -65,6 +66,7 @@ class StepDetail(VerticalScroll, can_focus=False):
         & > .step-detail--contrast { color: $success; text-style: bold; }
         & > .step-detail--evidence { color: $primary-lighten-2; text-style: bold; }
         & > .step-detail--note { color: $accent; text-style: bold; }
+        & > .step-detail--example { color: $secondary; text-style: bold; }
     }
     """
 
@@ -78,6 +80,7 @@ class StepDetail(VerticalScroll, can_focus=False):
         super().__init__(id=id, classes=classes)
         self.step: Step | None = None
         self.spans: list[Span] = []
+        self.examples: list[SynthExample] = []
         self.n_steps = 0
         self._index = 0
         self.result: Step | None = None
@@ -92,13 +95,16 @@ class StepDetail(VerticalScroll, can_focus=False):
         spans: list[Span],
         n_steps: int,
         result: Step | None = None,
+        examples: list[SynthExample] | None = None,
     ) -> None:
         """Show step ``index`` (``step`` is ``None`` while it loads); ``result`` is the tool
-        result answering its call, shown under it."""
+        result answering its call, shown under it; ``examples`` are the synthesized examples
+        whose span covers it."""
         if step is None or self.step is None or step.index != self.step.index:
             self.scroll_home(animate=False, immediate=True)
         self._index, self.step, self.spans, self.n_steps = index, step, spans, n_steps
         self.result = result
+        self.examples = examples or []
         self._render_body()
 
     @property
@@ -137,6 +143,13 @@ class StepDetail(VerticalScroll, can_focus=False):
                 line.append(f"  {span.label}", "bold")
             if span.note:
                 line.append(f"  {span.note}", self._style("muted"))
+            parts.append(line)
+        for example in self.examples:
+            line = Text("■ ", self._style("example"))
+            line.append(f"example {example.id} ", self._style("example"))
+            line.append(f"{example.start}–{example.end}")
+            line.append(f"  {example.kind} · {example.verdict}", self._style("muted"))
+            line.append(f"  {' '.join(example.instruction.split())}", "bold")
             parts.append(line)
         for heading, value in (
             ("content", step.content),

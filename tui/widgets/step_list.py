@@ -22,7 +22,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from store import Span, Step
+from store import Span, Step, SynthExample
 
 PAGE = 50
 """Rows are requested in aligned pages of this many steps."""
@@ -90,6 +90,7 @@ class StepList(ScrollView, can_focus=True):
         "step-list--contrast",
         "step-list--evidence",
         "step-list--note",
+        "step-list--example",
     }
 
     DEFAULT_CSS = """
@@ -107,6 +108,7 @@ class StepList(ScrollView, can_focus=True):
         & > .step-list--contrast { color: $success; }
         & > .step-list--evidence { color: $primary-lighten-2; }
         & > .step-list--note { color: $accent; }
+        & > .step-list--example { color: $secondary; }
     }
     """
 
@@ -144,6 +146,8 @@ class StepList(ScrollView, can_focus=True):
         self._pages: set[int] = set()
         self._requested: set[int] = set()
         self.spans: list[Span] = []
+        self.examples: list[SynthExample] = []
+        """Synthesized examples cut from this episode: their spans are marked like spans."""
         self.selection_anchor: int | None = None
 
     # -- attributes down --------------------------------------------------------------------
@@ -181,6 +185,11 @@ class StepList(ScrollView, can_focus=True):
     def set_spans(self, spans: list[Span]) -> None:
         """Spans to mark in the left margin."""
         self.spans = spans
+        self.refresh()
+
+    def set_examples(self, examples: list[SynthExample]) -> None:
+        """Synthesized examples whose spans to mark (after the spans, in the same margin)."""
+        self.examples = examples
         self.refresh()
 
     def has_row(self, index: int) -> bool:
@@ -303,11 +312,14 @@ class StepList(ScrollView, can_focus=True):
         return Strip(segments, text.cell_len).crop_extend(0, width, base)
 
     def _marks(self, index: int) -> Text:
-        """A coloured bar per span (at most two) covering step ``index``."""
+        """A coloured bar per span (at most two) covering step ``index``; a synthesized
+        example's span takes a place left free."""
         covering = [span for span in self.spans if span.start <= index <= span.end]
         marks = Text()
         for span in covering[:2]:
             marks.append("▌", self._style(span.kind))
+        if len(marks) < 2 and any(e.start <= index <= e.end for e in self.examples):
+            marks.append("▌", self._style("example"))
         return marks.append(" " * (2 - len(marks)))
 
     def _line(self, index: int) -> Text:

@@ -7,7 +7,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -90,6 +90,8 @@ class Interaction:
     score: float = 0.0
     uses: list[dict[str, Any]] = field(default_factory=list)
     """Guidance that fired: ``{"artifact": id, "kind": ..., "step": stored step index}``."""
+    episode_id: str = ""
+    """The id of the episode being played (the runner's planned id; empty outside a run)."""
     family: str = ""
     """The task type being played (empty when the caller does not say)."""
 
@@ -192,6 +194,15 @@ class AgentSpec(BaseModel):
     """Command agent: seconds to wait for each reply."""
     model: str | None = None
     """LLM agent: model name (default: ``WORKBENCH_MODEL``)."""
+    script: dict[str, list[str]] = Field(default_factory=dict)
+    """Script agent: the actions to play, in order, by planned episode id (a replay of
+    recorded actions)."""
+    examples: int = Field(default=0, ge=0)
+    """Synthesized examples retrieved at each step (0: none; the exemplar agent's default is
+    10), split between observation-based and model-based retrieval; the index is opened in
+    the worker from the run's database."""
+    example_kind: Literal["backward", "whole"] | None = None
+    """Only retrieve examples of this kind (``None``: both)."""
 
 
 class AgentFactory(Protocol):

@@ -4,6 +4,12 @@ Each turn the model sees the formulated manual (if any, in the system prompt), t
 subagents it may call with ``delegate <id>``), a window of recent steps, the current
 observation and a sample of valid actions, and answers ``{"thought": ..., "action": ...}``.
 
+With ``examples`` set, each turn also retrieves synthesized examples for the current situation
+(:meth:`~workbench.synth.retrieval.ExampleIndex.agentic`: observation-based, then model-based
+with the query the model writes through the same client, purpose ``synth.query``) and shows
+them in a budgeted section of the prompt; which examples each step saw is recorded in the
+episode's metadata (``examples``).
+
 The agent then **grounds** the action: an action the environment lists is taken as is; one
 that differs only in case, punctuation or articles becomes the listed action; one made only of
 words the environment has used (in its listed actions, the task or recent observations) is
@@ -38,6 +44,9 @@ from workbench.agents.base import (
 )
 from workbench.agents.guidance import STOP, DelegateForm, Guidance, match, review, run_delegate
 from workbench.llm import ChatClient
+from workbench.synth.openai_queries import OpenAIQueryWriter
+from workbench.synth.queries import QueryWriter
+from workbench.synth.retrieval import ExampleIndex, Hit, split_examples
 
 PURPOSE = "agent.act"
 """Purpose of the agent's model calls in the call log."""
@@ -73,6 +82,11 @@ class PromptBudget:
     """Most characters of valid actions shown."""
     manual_chars: int = 4_000
     """Most characters of the manual shown (never more than a third of ``prompt_chars``)."""
+    examples_chars: int = 3_000
+    """Most characters of retrieved examples shown (never more than a quarter of
+    ``prompt_chars``)."""
+    example_observation_chars: int = 200
+    """Each observation of a retrieved example is cut to this length."""
 
 
 SYSTEM = (
@@ -89,6 +103,10 @@ SYSTEM_MANUAL = (
     "\n\nThe manual below was written from earlier episodes in this environment. Its rules "
     "describe what the environment does and which mistakes to avoid; use them when they fit "
     "the situation.\n"
+)
+EXAMPLES_HEAD = (
+    "Examples retrieved from synthesized interactions with this environment, for the "
+    "current situation (their objects and places may differ from yours: adapt, do not copy):"
 )
 SYSTEM_DELEGATE = (
     " To hand an objective to a subagent from the guidance, answer `delegate <id>`, optionally "
@@ -111,6 +129,11 @@ class LLMAgent:
         max_calls: most model calls per episode (vetoed and delegating turns take no step);
             default twice the step limit plus 10.
         manual: the formulated manual (Markdown) put in the system prompt; empty for none.
+        examples: synthesized examples retrieved per turn and shown in the prompt (0: none),
+            split between observation-based and model-based retrieval.
+        example_kind: only examples of this kind (``backward`` or ``whole``; ``None``: both).
+        query_writer: writes the model-based retrieval query (default: the model, through
+            this agent's client).
     """
 
     def __init__(
@@ -123,6 +146,9 @@ class LLMAgent:
         strict_grounding: bool = False,
         max_calls: int | None = None,
         manual: str = "",
+        examples: int = 0,
+        example_kind: str | None = None,
+        query_writer: QueryWriter | None = None,
     ) -> None:
         self.client = client
         self.name = f"openai:{client.model}"
@@ -132,6 +158,17 @@ class LLMAgent:
         self.strict_grounding = strict_grounding
         self.max_calls = max_calls
         self.manual = manual
+        self.examples = examples
+        self.example_kind = example_kind
+        self.query_writer = query_writer or OpenAIQueryWriter(client)
+        self._indexes: dict[str, ExampleIndex] = {}
+
+    def example_index(self, env: str) -> ExampleIndex:
+        """The index of the kept examples of world ``env`` in the client's database (opened
+        once per agent)."""
+        if env not in self._indexes:
+            self._indexes[env] = ExampleIndex.open(self.client.store, env, self.example_kind)
+        return self._indexes[env]
 
     @classmethod
     def from_options(cls, store: Store, options: dict[str, Any]) -> LLMAgent:
@@ -140,7 +177,7 @@ class LLMAgent:
         Keys: ``model`` and ``base_url`` (override ``WORKBENCH_MODEL`` / ``OPENAI_BASE_URL``),
         ``timeout``, ``parse_retries``, ``transport_retries``, ``backoff``, ``cache`` (for
         the client); ``temperature``, ``max_tokens``, ``strict_grounding``, ``max_calls``,
-        ``manual``;
+        ``manual``, ``examples``, ``example_kind``;
         and any :class:`PromptBudget` field. The API key always comes from
         ``OPENAI_API_KEY`` so it never travels in options.
         """
@@ -172,6 +209,8 @@ def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> LLMAgent:
     options: dict[str, Any] = {"manual": manual} if manual else {}
     if spec.model:
         options["model"] = spec.model
+    if spec.examples:
+        options |= {"examples": spec.examples, "example_kind": spec.example_kind}
     return LLMAgent.from_options(Store(db_path), options)
 
 
@@ -188,6 +227,7 @@ class _Episode:
         self.grounded: list[dict[str, Any]] = []
         self.vetoed: list[dict[str, Any]] = []
         self.delegations: list[dict[str, Any]] = []
+        self.retrieved: list[dict[str, Any]] = []
         self.stopped = "done"
 
     def play(self) -> None:
@@ -227,7 +267,13 @@ class _Episode:
 
     def _ask(self, valid: Sequence[str]) -> Act:
         messages = build_prompt(
-            self.io, self.guidance, valid, self.note, self.agent.budget, self.agent.manual
+            self.io,
+            self.guidance,
+            valid,
+            self.note,
+            self.agent.budget,
+            self.agent.manual,
+            self._examples(),
         )
         self.note = ""
         self.turns += 1
@@ -240,6 +286,27 @@ class _Episode:
             seed=self.seed,
             calls=self.calls,
         )
+
+    def _examples(self) -> list[Hit]:
+        """This turn's retrieved examples (none unless the agent retrieves any)."""
+        if not self.agent.examples:
+            return []
+        io = self.io
+        index = self.agent.example_index(io.env.name)
+        m1, m2 = split_examples(self.agent.examples)
+        history = [(t.action, t.observation) for t in io.taken]
+        found = index.agentic(
+            io.instruction, history, io.observation, self.agent.query_writer, m1, m2
+        )
+        self.retrieved.append(
+            {
+                "step": io.next_step,
+                "query": found.query,
+                "examples": [h.example.id for h in found.hits],
+                "retrievers": [h.retriever for h in found.hits],
+            }
+        )
+        return found.hits
 
     # -- acting under the guidance's rules ------------------------------------------------
 
@@ -307,6 +374,7 @@ class _Episode:
             "grounded": self.grounded,
             "vetoed": self.vetoed,
             "delegations": self.delegations,
+            **({"examples": self.retrieved} if self.agent.examples else {}),
             "stopped": self.stopped,
         }
 
@@ -321,9 +389,11 @@ def build_prompt(
     note: str = "",
     budget: PromptBudget | None = None,
     manual: str = "",
+    examples: Sequence[Hit] = (),
 ) -> list[dict[str, str]]:
     """The messages for one decision, fitted to ``budget`` (history is cut first; the
-    manual, when given, is cut to its own share of the budget)."""
+    manual and the retrieved examples, when given, are cut to their own shares of the
+    budget)."""
     budget = budget or PromptBudget()
     system = (
         SYSTEM + (SYSTEM_DELEGATE if guidance.delegates else "") + manual_section(manual, budget)
@@ -334,6 +404,9 @@ def build_prompt(
             "Guidance (rules you must follow; skills and subagents you may use):\n"
             + guidance.as_text()
         )
+    shown = examples_section(examples, budget)
+    if shown:
+        head.append(shown)
     io = interaction
     current = (
         f"Current observation (step {io.next_step - 1}, {io.steps_left} steps left, "
@@ -355,6 +428,40 @@ def manual_section(manual: str, budget: PromptBudget) -> str:
     limit = min(budget.manual_chars, budget.prompt_chars // 3)
     room = limit - len(SYSTEM_MANUAL) - len(MANUAL_OPEN) - len(MANUAL_CLOSE) - 2
     return f"{SYSTEM_MANUAL}{MANUAL_OPEN}\n{_cut(text, max(room, 12))}\n{MANUAL_CLOSE}"
+
+
+def examples_section(examples: Sequence[Hit], budget: PromptBudget) -> str:
+    """Retrieved examples as a prompt section within their budget ("" for none): each
+    example's instruction, then its steps (from just before the point that matched the
+    current observation, when one did), each observation cut short."""
+    if not examples:
+        return ""
+    limit = min(budget.examples_chars, budget.prompt_chars // 4) - len(EXAMPLES_HEAD)
+    share = max(limit // len(examples), 120)
+    parts = [EXAMPLES_HEAD]
+    used = 0
+    for number, hit in enumerate(examples, start=1):
+        text = _example_text(number, hit, share, budget.example_observation_chars)
+        if used + len(text) > limit:
+            break
+        parts.append(text)
+        used += len(text) + 1
+    return "\n".join(parts) if len(parts) > 1 else ""
+
+
+def _example_text(number: int, hit: Hit, share: int, observation_chars: int) -> str:
+    example = hit.example
+    lines = [f"Example {number} (found by {hit.retriever}) task: {_cut(example.instruction, 200)}"]
+    first = max(0, hit.point - 2) if hit.point is not None else 0
+    used = len(lines[0])
+    steps = list(zip(example.actions, example.observations, strict=False))
+    for action, observation in steps[first:]:
+        line = f"> {action}\n{_cut(' '.join(observation.split()), observation_chars)}"
+        if used + len(line) > share:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
 
 
 def history_text(interaction: Interaction, budget: PromptBudget, room: int) -> str:

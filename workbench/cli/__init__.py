@@ -7,7 +7,18 @@ commands, so ``workbench --help`` loads click and rich only.
 
 from __future__ import annotations
 
-from workbench.cli import analysis, episodes, evolve, manual, plot, repo, runs, spans, tui
+from workbench.cli import (
+    analysis,
+    episodes,
+    evolve,
+    manual,
+    plot,
+    repo,
+    runs,
+    spans,
+    synth,
+    tui,
+)
 from workbench.cli.group import main
 
 for command in (
@@ -29,6 +40,7 @@ for command in (
     manual.manual_group,
     evolve.evolve_command,
     plot.plot_group,
+    synth.synth_group,
 ):
     main.add_command(command)
 

@@ -15,8 +15,9 @@ from workbench.cli.options import (
     check_filter,
     chosen_backends,
     console,
-    db_option,
     errors,
+    existing_db_option,
+    integer,
     reasoner_option,
 )
 from workbench.cli.tables import Column, print_records
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
     "--author",
     help="With --agreement: compare against this labeller's spans only (the name in `spans import`'s author field).",
 )
-@db_option
+@existing_db_option
 def analyze_command(
     store: Store,
     batch: str | None,
@@ -113,14 +114,14 @@ def analyze_command(
 
 
 @click.command("clusters")
-@click.option("--run", "run_id", type=int, help="Analysis run (default: the latest).")
+@click.option("--run", "run_id", type=integer(), help="Analysis run (default: the latest).")
 @click.option(
     "--show",
     "cluster_id",
-    type=int,
+    type=integer(),
     help="Show one cluster: its members and contrastive successes.",
 )
-@db_option
+@existing_db_option
 def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -> None:
     """List failure clusters (supported first, largest first), or show one."""
     if cluster_id is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +16,12 @@ from workbench.cli.options import (
     console,
     db_option,
     errors,
+    existing_db_option,
     filter_options,
+    integer,
+    parse_integer,
+    plain,
+    write_out,
 )
 from workbench.cli.tables import Column, print_records
 
@@ -25,15 +29,6 @@ if TYPE_CHECKING:
     from store import Episode, EpisodeFilter, Store
     from workbench.ingest import FileReport, ImportReport, ParsedEpisode
     from workbench.ingest.base import Importer
-
-
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Control characters other than newline and tab: imported text must not drive the terminal."""
-
-
-def plain(text: str) -> str:
-    """``text`` with control characters shown as ``\\xNN`` (for click's plain messages)."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def shown(text: str) -> str:
@@ -263,8 +258,14 @@ LS_COLUMNS = [
 
 @click.command("ls")
 @filter_options
-@click.option("--limit", default=50, show_default=True, help="At most this many rows (0 = all).")
-@db_option
+@click.option(
+    "--limit",
+    type=integer(min=0),
+    default=50,
+    show_default=True,
+    help="At most this many rows (0 = all).",
+)
+@existing_db_option
 def ls_command(store: Store, where: EpisodeFilter, limit: int) -> None:
     """List episodes, failures first."""
     total = store.count_episodes(where)
@@ -290,13 +291,10 @@ def _parse_range(text: str | None, n_steps: int) -> tuple[int, int]:
     if not text:
         return 0, n_steps
     start, sep, stop = text.partition(":")
-    try:
-        first = int(start) if start else 0
-        last = int(stop) if stop else n_steps
-    except ValueError:
-        raise click.BadParameter(
-            f"expected a:b (e.g. 0:10), got {text!r}", param_hint="--steps"
-        ) from None
+    if not all(part.strip().lstrip("-").isdigit() for part in (start, stop) if part):
+        raise click.BadParameter(f"expected a:b (e.g. 0:10), got {text!r}", param_hint="--steps")
+    first = parse_integer(start, "--steps") if start else 0
+    last = parse_integer(stop, "--steps") if stop else n_steps
     if not sep:
         last = first + 1
     return first, last
@@ -306,7 +304,7 @@ def _parse_range(text: str | None, n_steps: int) -> tuple[int, int]:
 @click.argument("episode_id")
 @click.option("--steps", "step_range", help="Steps a:b (b exclusive), e.g. 0:10 or 5: or 7.")
 @click.option("--raw", is_flag=True, help="Also print each step's original record.")
-@db_option
+@existing_db_option
 def show_command(store: Store, episode_id: str, step_range: str | None, raw: bool) -> None:
     """Show one episode: outcome, task, spans and steps."""
     import json
@@ -352,8 +350,10 @@ def show_command(store: Store, episode_id: str, step_range: str | None, raw: boo
 @click.command("search")
 @click.argument("query")
 @filter_options
-@click.option("--limit", default=20, show_default=True, help="At most this many hits.")
-@db_option
+@click.option(
+    "--limit", type=integer(min=1), default=20, show_default=True, help="At most this many hits."
+)
+@existing_db_option
 def search_command(store: Store, query: str, where: EpisodeFilter, limit: int) -> None:
     """Full-text search over step text (SQLite FTS5 syntax; plain words must all match)."""
     hits = store.search(query, where, limit=limit)
@@ -373,7 +373,7 @@ def search_command(store: Store, query: str, where: EpisodeFilter, limit: int) -
     multiple=True,
     help="Group by (repeatable; default: all three).",
 )
-@db_option
+@existing_db_option
 def stats_command(store: Store, where: EpisodeFilter, groups: tuple[str, ...]) -> None:
     """Success rates per family, agent and batch."""
     for by in groups or ("family", "agent", "batch"):
@@ -410,7 +410,7 @@ def stats_command(store: Store, where: EpisodeFilter, groups: tuple[str, ...]) -
     type=click.Path(dir_okay=False, path_type=Path),
     help="Output file (default: standard output).",
 )
-@db_option
+@existing_db_option
 def export_command(store: Store, where: EpisodeFilter, fmt: str, out: Path | None) -> None:
     """Export episodes (with tasks, batches, steps and spans) as workbench JSONL."""
     from workbench.ingest import jsonl
@@ -418,8 +418,7 @@ def export_command(store: Store, where: EpisodeFilter, fmt: str, out: Path | Non
     if out is None:
         count = jsonl.write(store, store.iter_episodes(where), sys.stdout)
     else:
-        partial = out.with_name(out.name + ".partial")
-        with open(partial, "w", encoding="utf-8") as handle:
-            count = jsonl.write(store, store.iter_episodes(where), handle)
-        partial.replace(out)
+        count = write_out(
+            out, lambda handle: jsonl.write(store, store.iter_episodes(where), handle)
+        )
     errors.print(f"exported {count} episode(s)")

@@ -18,16 +18,18 @@ from workbench.cli.options import (
     console,
     db_option,
     errors,
+    executor_options,
     family_list,
+    integer,
     parse_rates,
     reasoner_option,
-    workers_option,
 )
 from workbench.cli.plugins import env_option, families_default
 from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
     from store import Checkpoint, Store
+    from workbench.executors import ExecutorChoice
 
 
 def regime_names() -> tuple[str, ...]:
@@ -131,7 +133,7 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 )
 @click.option(
     "--stream-size",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=60,
     show_default=True,
     help="Learning tasks in the stream.",
@@ -143,14 +145,14 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
 )
 @click.option(
     "--heldout-size",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=30,
     show_default=True,
     help="Held-out tasks scored at every checkpoint.",
 )
 @click.option(
     "--every",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=20,
     show_default=True,
     help="Learning tasks between checkpoints.",
@@ -170,12 +172,10 @@ def summary_lines(checkpoints: list[Checkpoint]) -> list[str]:
     help="Scripted agent: MODE=P mistake probability over the demo's rates (repeatable).",
 )
 @click.option("--name", default="evolve", show_default=True, help="Experiment name (resumes).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Plan seed.")
-@click.option(
-    "--step-limit", type=click.IntRange(min=1), default=100, show_default=True, help="Steps."
-)
+@click.option("--seed", type=integer(), default=0, show_default=True, help="Plan seed.")
+@click.option("--step-limit", type=integer(min=1), default=100, show_default=True, help="Steps.")
 @reasoner_option
-@workers_option
+@executor_options
 @db_option
 def evolve_command(
     store: Store,
@@ -191,7 +191,7 @@ def evolve_command(
     seed: int,
     step_limit: int,
     reasoner_name: str | None,
-    workers: int,
+    executor: ExecutorChoice,
 ) -> None:
     """Repository evolution: learn along an ordered stream and score the frozen repository on
     a fixed held-out set every N tasks, under each regime (gated: first closure and both
@@ -202,7 +202,7 @@ def evolve_command(
     resume with the same command."""
     from workbench.demo import demo_rates
     from workbench.evolution.experiment import EvolveConfig, evolve
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.progress import Cancelled
     from workbench.runner import AgentSpec
 
@@ -225,13 +225,13 @@ def evolve_command(
             console.print(escape(line), highlight=False)
 
     try:
-        with LocalPool(workers) as executor:
+        with make_executor(executor) as pool:
             checkpoints = evolve(
                 store.path,
                 name,
                 config,
                 lambda scoped: chosen_backends(scoped, reasoner_name),
-                executor=executor,
+                executor=pool,
                 regimes=list(regimes) or None,
                 progress=RichProgress("checkpoints"),
                 on_checkpoint=shown,

@@ -18,7 +18,10 @@ from workbench.cli.options import (
     chosen_backends,
     console,
     db_option,
+    existing_db_option,
     family_list,
+    integer,
+    out_folder,
     reasoner_option,
 )
 from workbench.cli.plugins import env_option, families_default
@@ -46,15 +49,15 @@ def manual_group() -> None:
 )
 @click.option(
     "--episodes",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=40,
     show_default=True,
     help="Episodes to learn from.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Plan seed.")
+@click.option("--seed", type=integer(), default=0, show_default=True, help="Plan seed.")
 @click.option(
     "--n-max",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=12,
     show_default=True,
     help="Most rules kept: above it the Consolidator merges and deletes.",
@@ -138,7 +141,7 @@ def manual_build(
 
 @manual_group.command("formulate")
 @reasoner_option
-@db_option
+@existing_db_option
 def manual_formulate(store: Store, reasoner_name: str | None) -> None:
     """Group the rules by scenario, write introductions and store the manual as a new version
     (unchanged rules and artifacts keep the current version)."""
@@ -180,14 +183,14 @@ def _failing(error: ManualError) -> click.ClickException:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Markdown file to write (replaced if it exists).",
 )
-@click.option("--version", "version", type=int, help="Manual version (default: the latest).")
-@db_option
+@click.option("--version", "version", type=integer(), help="Manual version (default: the latest).")
+@existing_db_option
 def manual_export(store: Store, out: Path, version: int | None) -> None:
     """Write a manual version to a Markdown file."""
     from workbench.manual.formulate import ManualError, export
 
     try:
-        manual = export(store, out, version)
+        manual = export(store, out_folder(out.parent) / out.name, version)
     except ManualError as error:
         raise _failing(error) from error
     except OSError as error:
@@ -196,9 +199,9 @@ def manual_export(store: Store, out: Path, version: int | None) -> None:
 
 
 @manual_group.command("diff")
-@click.argument("v1", type=int)
-@click.argument("v2", type=int)
-@db_option
+@click.argument("v1", type=integer())
+@click.argument("v2", type=integer())
+@existing_db_option
 def manual_diff(store: Store, v1: int, v2: int) -> None:
     """Show how manual version V2 differs from V1 (a unified diff)."""
     from workbench.manual.formulate import ManualError, diff

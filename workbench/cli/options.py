@@ -7,22 +7,71 @@ when a command runs, so ``workbench --help`` stays fast.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
+import re
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 from rich.console import Console
+from rich.segment import Segment
 
 if TYPE_CHECKING:
     from store import EpisodeFilter, Store
     from workbench.backends import Backends
 
-console = Console(highlight=False)
-errors = Console(stderr=True, highlight=False)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters other than newline and tab: printed text must not drive the terminal."""
+
+
+def plain(text: str) -> str:
+    """``text`` with control characters shown as ``\\xNN`` (for click's plain messages)."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class SafeConsole(Console):
+    """A console whose printed text cannot drive the terminal: every control character in the
+    text it prints (an escape sequence from an imported log, say) is shown as ``\\xNN``,
+    whatever printed it — a table, a block, a message. Its own styling and the progress bar's
+    cursor moves are not text, and pass unchanged."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            Segment(plain(text), style, control)
+            if not control and CONTROL.search(text)
+            else Segment(text, style, control)
+            for text, style, control in buffer
+        )
+
+
+console = SafeConsole(highlight=False)
+errors = SafeConsole(stderr=True, highlight=False)
+
+SQLITE_INT_MAX = 2**63 - 1
+"""The largest integer SQLite stores: every integer the command line takes is bounded by it, so
+a number too large is a usage error naming its option, not an ``OverflowError`` in a query."""
+
+
+def integer(min: int | None = None) -> click.IntRange:
+    """The type of an integer option or argument: at least ``min``, at most
+    :data:`SQLITE_INT_MAX`."""
+    return click.IntRange(min=min, max=SQLITE_INT_MAX)
+
+
+def parse_integer(text: str, what: str) -> int:
+    """``text`` read as an integer a query can take, or a usage error naming ``what``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a whole number", param_hint=what) from None
+    if abs(value) > SQLITE_INT_MAX:
+        raise click.BadParameter(f"{text} is too large (at most {SQLITE_INT_MAX})", param_hint=what)
+    return value
+
 
 SPLITS = ("train", "dev", "test", "other")
 """``store.records.Split``'s values, written out so the options need not import the store (a
@@ -101,6 +150,37 @@ class RichProgress:
         self._bar.stop()
 
 
+def out_folder(folder: Path) -> Path:
+    """``folder``, made if missing, for a command's output; a path through a file, or one that
+    cannot be made, is a one-line error naming it."""
+    for parent in (folder, *folder.parents):
+        if parent.exists() and not parent.is_dir():
+            raise click.ClickException(f"cannot write under {folder}: {parent} is a file")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise click.ClickException(f"cannot make {folder}: {error.strerror or error}") from None
+    return folder
+
+
+def write_out(out: Path, write: Callable[[TextIO], int]) -> int:
+    """Write a file whole or not at all: ``write`` fills a ``.partial`` file beside ``out``
+    (its folders made), which then replaces ``out``; returns what ``write`` returns. A path that
+    cannot be written (a file where a folder should be, no permission) is a one-line error and
+    leaves nothing behind."""
+    out_folder(out.parent)
+    partial = out.with_name(out.name + ".partial")
+    try:
+        with open(partial, "w", encoding="utf-8") as handle:
+            count = write(handle)
+        partial.replace(out)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        raise click.ClickException(f"cannot write {out}: {error.strerror or error}") from None
+    return count
+
+
 def db_flag(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The ``--db PATH`` option (env ``WORKBENCH_DB``), passed as ``db_path``."""
     return click.option(
@@ -146,21 +226,73 @@ def open_store(path: Path, workspace: str = "") -> Store:
 
 def db_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--db PATH`` (env ``WORKBENCH_DB``, default ``./workbench.db``) and ``--workspace``,
-    opened as ``store``."""
+    opened as ``store``; a command that records (import, run, demo, …) creates the file."""
+    return _with_store(command, must_exist=False)
 
-    @db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")
-    @workspace_flag
+
+def existing_db_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """:func:`db_option` for a command that only reads or works on what is recorded: a path
+    with no database is a one-line error, and nothing is created there (a mistyped ``--db``
+    must not leave folders and an empty database behind)."""
+    return _with_store(command, must_exist=True)
+
+
+def workspace_db_option(workspace: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """:func:`existing_db_option` for commands that always work in ``workspace`` (synthesis
+    in the synth workspace), so they take no ``--workspace``."""
+    return functools.partial(_with_store, must_exist=True, workspace=workspace)
+
+
+def _with_store(
+    command: Callable[..., Any], *, must_exist: bool, workspace: str | None = None
+) -> Callable[..., Any]:
     @functools.wraps(command)
-    def wrapper(db_path: Path | None, workspace: str, **kwargs: Any) -> Any:
+    def wrapper(db_path: Path | None, **kwargs: Any) -> Any:
         from store import EpisodeFilter, default_db_path
 
+        given = kwargs.pop("workspace", "")
         path = given_db(db_path) or default_db_path()
-        with open_store(path, given_workspace(workspace)) as store:
+        if must_exist and not _exists(path):
+            raise click.ClickException(
+                f"no database at {path}: check --db (or WORKBENCH_DB), or create one with "
+                "`workbench demo`, `workbench import` or `workbench run`"
+            )
+        chosen = workspace if workspace is not None else given_workspace(given)
+        with open_store(path, chosen) as store:
             if isinstance(kwargs.get("where"), EpisodeFilter):
                 check_filter(store, kwargs["where"])
-            return command(store=store, **kwargs)
+            try:
+                return command(store=store, **kwargs)
+            except sqlite3.OperationalError as error:
+                meaning = unwritable(error)
+                if meaning is None:
+                    raise  # not where the database lives but what the command did: a bug
+                raise click.ClickException(f"cannot write to database {path}: {meaning}") from None
 
-    return wrapper
+    if workspace is None:
+        wrapper = workspace_flag(wrapper)
+    return db_flag("SQLite database file [env WORKBENCH_DB; default ./workbench.db].")(wrapper)
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return Path(path).exists()
+    except OSError as error:  # a folder on the way that may not be entered
+        raise click.ClickException(f"cannot open database {path}: {error.strerror}") from None
+
+
+UNWRITABLE = {
+    "readonly database": "it is read-only here (check the permissions of the file and its folder)",
+    "database or disk is full": "the disk is full",
+    "disk I/O error": "the disk could not be read or written",
+}
+"""SQLite errors a command meets because of where the database lives, not what it does, and
+what they mean for the user."""
+
+
+def unwritable(error: sqlite3.OperationalError) -> str | None:
+    """What an SQLite error of :data:`UNWRITABLE` means for the user; ``None`` for others."""
+    return next((meaning for cause, meaning in UNWRITABLE.items() if cause in str(error)), None)
 
 
 PLURALS = {"family": "families", "agent": "agents", "batch": "batches", "task": "tasks"}
@@ -226,11 +358,58 @@ def local_workers() -> int:
 
 workers_option = click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=LazyDefault(local_workers),
     show_default=True,
     help="Worker processes (each runs its own simulator).",
 )
+
+
+def executor_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--executor local|ray``, ``--ray-address`` and ``--workers``, passed as ``executor``
+    (an :class:`~workbench.executors.ExecutorChoice`; the command builds it with
+    :func:`~workbench.executors.make_executor`)."""
+
+    @click.option(
+        "--executor",
+        "executor_kind",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Where episodes are played: worker processes here, or a Ray cluster (pip install 'trajectory-workbench[ray]').",
+    )
+    @click.option(
+        "--ray-address",
+        metavar="ADDR",
+        help="The Ray cluster (e.g. auto, 10.0.0.5:6379, ray://head:10001) [default: a Ray instance started here].",
+    )
+    @click.option(
+        "--workers",
+        type=integer(min=1),
+        default=None,
+        help=f"Episodes played at once [default: {LOCAL_WORKERS_TEXT} locally, the cluster's CPUs on Ray].",
+    )
+    @functools.wraps(command)
+    def wrapper(
+        executor_kind: str, ray_address: str | None, workers: int | None, **kwargs: Any
+    ) -> Any:
+        from workbench.executors import ExecutorChoice, ExecutorUnavailable
+
+        if ray_address and executor_kind != "ray":
+            raise click.UsageError("--ray-address needs --executor ray")
+        choice = ExecutorChoice(executor_kind, workers, ray_address)  # type: ignore[arg-type]
+        try:
+            return command(executor=choice, **kwargs)
+        except ExecutorUnavailable as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper
+
+
+LOCAL_WORKERS_TEXT = "2 (or the cores, if fewer)"
+"""The local pool's default size as ``--help`` says it (the value itself is computed when a
+pool is made, so listing commands import nothing)."""
+
 
 reasoner_option = click.option(
     "--reasoner",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import click
 from rich.markup import escape
 
-from workbench.cli.options import console, db_option, errors
+from workbench.cli.options import console, errors, existing_db_option, out_folder
 
 if TYPE_CHECKING:
     from store import Store
@@ -50,7 +50,7 @@ def _experiment(store: Store, name: str | None) -> str:
     help="Folder to write evolution.html and the PNGs into (created if missing).",
 )
 @click.option("--no-png", is_flag=True, help="Write the HTML only (PNG needs chromium).")
-@db_option
+@existing_db_option
 def plot_evolution(store: Store, name: str | None, out_dir: Path, no_png: bool) -> None:
     """Held-out pass rate, repository size by type, artifact use rate and signed degradation
     of an evolution experiment, per regime against the learning tasks seen.
@@ -68,7 +68,9 @@ def plot_evolution(store: Store, name: str | None, out_dir: Path, no_png: bool) 
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PngExportWarning)
-        paths = export_evolution(series, out_dir, png=not no_png, title=f"Evolution · {name}")
+        paths = export_evolution(
+            series, out_folder(out_dir), png=not no_png, title=f"Evolution · {name}"
+        )
     for warning in caught:
         if issubclass(warning.category, PngExportWarning):
             errors.print(f"[yellow]{escape(str(warning.message))}[/]")

@@ -16,13 +16,18 @@ from workbench.cli.options import (
     console,
     db_option,
     errors,
+    executor_options,
+    existing_db_option,
+    integer,
+    out_folder,
+    parse_integer,
     reasoner_option,
-    workers_option,
 )
 from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
     from store import ArtifactVersion, InterventionSpec, Store
+    from workbench.executors import ExecutorChoice
 
 STATUS_STYLE = {
     "active": "green",
@@ -97,16 +102,18 @@ def show_spec(store: Store, spec: InterventionSpec) -> None:
 
 
 @click.command("compile")
-@click.option("--run", "run_id", type=int, help="Analysis run (default: the latest).")
+@click.option("--run", "run_id", type=integer(), help="Analysis run (default: the latest).")
 @click.option(
-    "--cluster", "cluster_id", type=int, help="Compile only the spec covering this cluster."
+    "--cluster", "cluster_id", type=integer(), help="Compile only the spec covering this cluster."
 )
-@click.option("--show", "spec_id", type=int, help="Show one spec: citations and witness tables.")
+@click.option(
+    "--show", "spec_id", type=integer(), help="Show one spec: citations and witness tables."
+)
 @click.option(
     "--again", is_flag=True, help="Recompile even when an equal spec exists (a revision)."
 )
 @reasoner_option
-@db_option
+@existing_db_option
 def compile_command(
     store: Store,
     run_id: int | None,
@@ -198,7 +205,7 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     if artifact is None:
         return admission_order(staged)
     if artifact.isdigit():
-        version = store.version(int(artifact))
+        version = store.version(parse_integer(artifact, "--artifact"))
         if version is None:
             raise click.ClickException(f"no artifact version {artifact} (see `workbench repo ls`)")
         return [version]
@@ -213,24 +220,24 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     "--artifact",
     help="A version id, or an artifact name (its staged versions); default: every staged version.",
 )
-@workers_option
-@db_option
-def replay_command(store: Store, artifact: str | None, workers: int) -> None:
+@executor_options
+@existing_db_option
+def replay_command(store: Store, artifact: str | None, executor: ExecutorChoice) -> None:
     """Admit staged versions: contract gate, then paired replay on the real environment."""
-    _admit_all(store, _targets(store, artifact), workers, without_replay=False)
+    _admit_all(store, _targets(store, artifact), executor, without_replay=False)
 
 
 def _admit_all(
-    store: Store, targets: list[ArtifactVersion], workers: int, without_replay: bool
+    store: Store, targets: list[ArtifactVersion], executor: ExecutorChoice, without_replay: bool
 ) -> None:
     """Run the gates on each target and print every check and the verdict."""
     from workbench.admit.repository import admit
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.progress import Cancelled
 
     if not targets:
         raise click.ClickException("nothing is staged; stage candidates with `workbench compile`")
-    with LocalPool(workers) as executor:  # one pool for every version's replays
+    with make_executor(executor) as pool:  # one pool for every version's replays
         for version in targets:
             console.print(
                 f"[bold]{escape(version.artifact)} v{version.version}[/] ({version.kind}, id {version.id})"
@@ -239,7 +246,7 @@ def _admit_all(
                 result = admit(
                     store,
                     version.id or 0,
-                    executor=executor,
+                    executor=pool,
                     progress=RichProgress("episodes"),
                     without_replay=without_replay,
                 )
@@ -295,18 +302,20 @@ def repo_group() -> None:
     help="Admit on the contract gate alone (versions from imported logs, which cannot be "
     "replayed); the version is marked 'not replayed' everywhere.",
 )
-@workers_option
-@db_option
-def repo_admit(store: Store, artifact: str | None, without_replay: bool, workers: int) -> None:
+@executor_options
+@existing_db_option
+def repo_admit(
+    store: Store, artifact: str | None, without_replay: bool, executor: ExecutorChoice
+) -> None:
     """Admit staged versions (a version id or an artifact name; default: every staged one)."""
-    _admit_all(store, _targets(store, artifact), workers, without_replay=without_replay)
+    _admit_all(store, _targets(store, artifact), executor, without_replay=without_replay)
 
 
 @repo_group.command("ls")
 @click.option(
     "--status", type=click.Choice(list(STATUS_STYLE)[:4]), help="Only versions in this status."
 )
-@db_option
+@existing_db_option
 def repo_ls(store: Store, status: str | None) -> None:
     """List artifact versions with their status and gate results."""
     rows = [
@@ -349,8 +358,8 @@ def _gate(gate, replay: bool = False) -> str:
 
 
 @repo_group.command("show")
-@click.argument("version_id", type=int)
-@db_option
+@click.argument("version_id", type=integer())
+@existing_db_option
 def repo_show(store: Store, version_id: int) -> None:
     """Show a version: contract, gate checks, replay ledger, and the spec it came from."""
     from workbench.admit.evidence import not_replayed
@@ -410,13 +419,13 @@ def _ok(value: bool | None) -> str:
 
 @repo_group.command("export")
 @click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
-@db_option
+@existing_db_option
 def repo_export(store: Store, folder: Path) -> None:
     """Export the active repository: RULES.md, skills/<name>/SKILL.md, agents/<name>.md."""
     from workbench.admit.repository import export
 
     try:
-        written = export(store, folder)
+        written = export(store, out_folder(folder))
     except (OSError, ValueError) as error:
         raise click.ClickException(str(error)) from error
     for path in written:
@@ -425,7 +434,9 @@ def repo_export(store: Store, folder: Path) -> None:
 
 @repo_group.command("stage")
 @click.argument("contract_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--spec", "spec_id", type=int, help="Spec whose evidence gives the correction cases.")
+@click.option(
+    "--spec", "spec_id", type=integer(), help="Spec whose evidence gives the correction cases."
+)
 @db_option
 def repo_stage(store: Store, contract_file: Path, spec_id: int | None) -> None:
     """Stage a hand-written contract (JSON); it faces the same gates as compiled ones."""

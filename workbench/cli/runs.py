@@ -15,7 +15,9 @@ from workbench.cli.options import (
     check_endpoint,
     console,
     db_option,
+    executor_options,
     family_list,
+    integer,
     parse_rates,
     workers_option,
 )
@@ -25,6 +27,7 @@ from workbench.demo import DEMO_TEST, DEMO_TRAIN
 if TYPE_CHECKING:
     from store import Store
     from workbench.agents.guidance import Guidance
+    from workbench.executors import ExecutorChoice
     from workbench.runner import Executor, RunConfig, RunReport
 
 
@@ -68,7 +71,7 @@ def run_and_report(
 )
 @click.option(
     "--episodes",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=10,
     show_default=True,
     help="Episodes to run (spread over the families).",
@@ -107,17 +110,32 @@ def run_and_report(
     is_flag=True,
     help="The agent follows the manual's rules that have an executable form (see `workbench manual build`).",
 )
-@workers_option
+@click.option(
+    "--with-examples",
+    "with_examples",
+    type=integer(min=1),
+    default=None,
+    metavar="K",
+    help="The agent is given K synthesized examples at each step (agentic retrieval; "
+    "--agent openai or exemplar; the exemplar agent's default is 10).",
+)
+@click.option(
+    "--example-kind",
+    type=click.Choice(["backward", "whole"]),
+    default=None,
+    help="Only retrieve examples of this kind [default: both].",
+)
+@executor_options
 @click.option(
     "--seed",
-    type=int,
+    type=integer(),
     default=0,
     show_default=True,
     help="Run seed (episode seeds derive from it).",
 )
 @click.option(
     "--step-limit",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=100,
     show_default=True,
     help="Most actions per episode.",
@@ -147,7 +165,9 @@ def run_command(
     guidance_file: Path | None,
     with_repo: bool,
     with_manual: bool,
-    workers: int,
+    with_examples: int | None,
+    example_kind: str | None,
+    executor: ExecutorChoice,
     seed: int,
     step_limit: int,
     batch_name: str | None,
@@ -155,19 +175,22 @@ def run_command(
     like: str | None,
 ) -> None:
     """Run an agent on environment tasks and record every episode (resumable, parallel)."""
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.runner import AgentSpec, RunConfig
 
+    examples = (with_examples or 0, example_kind)
     if like:
-        _run_like(store, like, guidance_file, with_repo, with_manual, batch_name, workers)
+        _run_like(
+            store, like, guidance_file, with_repo, with_manual, batch_name, executor, examples
+        )
         return
     if resume:
         existing = store.batch(resume)
         if existing is None or existing.kind != "run":
             raise click.ClickException(f"no run batch {resume!r} to resume")
         config = RunConfig.model_validate(existing.params["config"])
-        with LocalPool(workers) as executor:
-            run_and_report(store, config, existing.name, executor)
+        with make_executor(executor) as pool:
+            run_and_report(store, config, existing.name, pool)
         return
     if not families:
         raise click.UsageError(
@@ -175,8 +198,14 @@ def run_command(
         )
     if agent_kind == "command" and not cmd:
         raise click.UsageError("--agent command needs --cmd 'your agent command'")
+    if agent_kind == "script":
+        raise click.UsageError(
+            "--agent script replays recorded actions (the synthesis filter uses it); "
+            "`workbench run` has no actions to give it"
+        )
     if agent_kind == "openai":
         check_endpoint(store, model)
+    _check_examples(store, env, agent_kind, *examples)
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
     manuals = store.manuals() if with_manual else []
     config = RunConfig(
@@ -187,13 +216,49 @@ def run_command(
         seed=seed,
         step_limit=step_limit,
         agent=AgentSpec(
-            kind=agent_kind, rates=parse_rates(rates), cmd=shlex.split(cmd or ""), model=model
+            kind=agent_kind,
+            rates=parse_rates(rates),
+            cmd=shlex.split(cmd or ""),
+            model=model,
+            examples=examples[0],
+            example_kind=example_kind,  # type: ignore[arg-type]
         ),
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
     )
-    with LocalPool(workers) as executor:
-        run_and_report(store, config, batch_name, executor)
+    with make_executor(executor) as pool:
+        run_and_report(store, config, batch_name, pool)
+
+
+EXAMPLE_AGENTS = ("openai", "exemplar")
+"""The agents that read retrieved examples."""
+
+
+def _check_examples(store: Store, env: str, agent: str, count: int, kind: str | None) -> None:
+    """Refuse examples for an agent that reads none; open (and build, once) the index the
+    workers will read, and say what it holds — or that there is nothing to retrieve."""
+    if not count and agent != "exemplar":
+        if kind:
+            raise click.UsageError("--example-kind needs --with-examples K")
+        return
+    if agent not in EXAMPLE_AGENTS:
+        raise click.UsageError(
+            f"--with-examples needs an agent that reads examples ({', '.join(EXAMPLE_AGENTS)}), "
+            f"not {agent}"
+        )
+    from workbench.synth.retrieval import ExampleIndex
+
+    index = ExampleIndex.open(store, env=env, kind=kind)
+    what = f"kept {kind} examples" if kind else "kept examples"
+    if not len(index):
+        if agent != "exemplar":
+            raise click.ClickException(f"the database holds no {what} of {env} to retrieve")
+        console.print(f"no {what} of {env}: the exemplar agent will stop at once")
+        return
+    retrievers = "BM25 and dense" if index.dense else "BM25"
+    console.print(f"retrieving from {len(index)} {what} of {env} ({retrievers})")
+    if index.dense_note():
+        console.print(index.dense_note(), markup=False, soft_wrap=True)
 
 
 def _guidance(
@@ -236,22 +301,30 @@ def _run_like(
     with_repo: bool,
     with_manual: bool,
     batch_name: str | None,
-    workers: int,
+    executor: ExecutorChoice,
+    examples: tuple[int, str | None] = (0, None),
 ) -> None:
     from workbench.admit.evaluate import compare_runs
-    from workbench.executors import LocalPool
+    from workbench.executors import make_executor
     from workbench.runner import RunConfig
 
     existing = store.batch(like)
     if existing is None or existing.kind != "run":
         raise click.ClickException(f"no run batch {like!r} to repeat")
-    config = RunConfig.model_validate(existing.params["config"]).model_copy(
-        update={"guidance": _guidance(store, guidance_file, with_repo, with_manual)}
+    config = RunConfig.model_validate(existing.params["config"])
+    update: dict = {"guidance": _guidance(store, guidance_file, with_repo, with_manual)}
+    if examples[0]:
+        _check_examples(store, config.env, config.agent.kind, *examples)
+        update["agent"] = config.agent.model_copy(
+            update={"examples": examples[0], "example_kind": examples[1]}
+        )
+    config = config.model_copy(update=update)
+    suffix = (
+        "repo" if with_repo else "manual" if with_manual else "examples" if examples[0] else "again"
     )
-    suffix = "repo" if with_repo else "manual" if with_manual else "again"
     name = batch_name or f"{existing.name}-{suffix}"
-    with LocalPool(workers) as executor:
-        report = run_and_report(store, config, name, executor)
+    with make_executor(executor) as pool:
+        report = run_and_report(store, config, name, pool)
     paired = compare_runs(store, existing.id, report.batch_id)
     for label, successes in (
         (existing.name, paired.baseline_successes),
@@ -287,14 +360,14 @@ def play_demo(
 @click.command("demo")
 @click.option(
     "--train",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     help=f"Episodes on train tasks in each world [default: the world's own; {DEMO_TRAIN} in most].",
 )
 @click.option(
     "--test",
     "test_",
-    type=click.IntRange(min=1),
+    type=integer(min=1),
     default=None,
     help=f"Episodes on test tasks in each world [default: the world's own; {DEMO_TEST} in most].",
 )

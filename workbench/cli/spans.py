@@ -9,8 +9,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from workbench.cli.episodes import plain
-from workbench.cli.options import console, db_option, errors, filter_options
+from workbench.cli.options import (
+    console,
+    db_option,
+    errors,
+    existing_db_option,
+    filter_options,
+    plain,
+    write_out,
+)
 
 if TYPE_CHECKING:
     from store import EpisodeFilter, Store
@@ -62,7 +69,7 @@ def import_command(store: Store, path: Path, index: str) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Output file (default: standard output).",
 )
-@db_option
+@existing_db_option
 def export_command(
     store: Store, where: EpisodeFilter, author: str | None, index: str, out: Path | None
 ) -> None:
@@ -72,8 +79,8 @@ def export_command(
     if out is None:
         count = export_spans(store, sys.stdout, where, author=author, index=index)  # type: ignore[arg-type]
     else:
-        partial = out.with_name(out.name + ".partial")
-        with open(partial, "w", encoding="utf-8") as handle:
-            count = export_spans(store, handle, where, author=author, index=index)  # type: ignore[arg-type]
-        partial.replace(out)
+        count = write_out(
+            out,
+            lambda handle: export_spans(store, handle, where, author=author, index=index),  # type: ignore[arg-type]
+        )
     errors.print(f"exported {count} span(s)")

@@ -1,0 +1,316 @@
+"""The exemplar agent: acts by retrieval of synthesized examples alone, with no model.
+
+At each step it retrieves examples for the current situation as Learn-by-interact's agentic
+retrieval does (:meth:`~workbench.synth.retrieval.ExampleIndex.agentic`: observation-based,
+then model-based with the offline query writer), and in those examples looks for the
+**point** most like where the episode is now: the example's observation most like the
+current one (word for word best), with the actions that led there agreeing with the
+episode's latest actions (the longer the agreement, the better; actions are compared with the
+task's entities abstracted, :func:`workbench.compare.normalize_action`). It then takes the
+example's next action from that point, carried into the current task
+(:mod:`workbench.agents.entities`: the example's phrases replaced by those standing for them
+in the current instruction and in the observations the two episodes met at matching points)
+and grounded to an action the world accepts (:func:`workbench.agents.llm.ground`, against
+:meth:`Environment.valid_actions`). An action whose object (read through the world's
+lexicon) the episode has never seen is taken only when no candidate's is seen.
+
+With no example at all, or no point like the current situation, it stops: it fails honestly
+rather than guessing. It is deterministic (no sampling: ties go to the better-ranked example
+and the earlier point), and records, for every step, which example and point drove it and how
+the action was carried and grounded (episode metadata ``exemplar``). Rules in the guidance
+review its actions as they do the other agents' (a veto skips to the next candidate).
+
+This measures what synthesized data is worth without a model: the same tasks with and
+without examples, or with examples of one kind against another.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from store import Store
+from workbench.agents.base import AgentSpec, Interaction, OutOfSteps
+from workbench.agents.entities import EntityMap, Pair, phrase_pairs, seen_text, words
+from workbench.agents.guidance import Guidance, review
+from workbench.agents.llm import ground
+from workbench.compare import normalize_action
+from workbench.synth.heuristic_queries import HeuristicQueryWriter
+from workbench.synth.queries import QueryWriter
+from workbench.synth.retrieval import (
+    M1,
+    M2,
+    ExampleIndex,
+    Hit,
+    same_text,
+    split_examples,
+    tokens,
+)
+
+NAME = "exemplar"
+
+MIN_MATCH = 0.2
+"""Least likeness of observations for a point to be followed without agreeing actions."""
+AGREEMENT_WEIGHT = 0.25
+"""What each agreeing action before a point adds to its likeness."""
+AGREEMENT_DEPTH = 6
+"""Most agreeing actions counted."""
+ALIGN_DEPTH = 8
+"""Most earlier observations aligned for the entity map."""
+CANDIDATES = 12
+"""Most points tried at one step."""
+REPEATS = 2
+"""Most times the same action is taken on the same observation (a loop is left)."""
+
+
+def likeness(current: str, theirs: str) -> float:
+    """How alike two observations are: 1 word for word, else the share of words in common."""
+    if same_text(current) == same_text(theirs):
+        return 1.0
+    ours, other = set(tokens(current)), set(tokens(theirs))
+    return len(ours & other) / (len(ours | other) or 1)
+
+
+@dataclass(frozen=True)
+class Point:
+    """A place in a retrieved example to act from."""
+
+    hit: Hit
+    rank: int
+    """The example's place among the retrieved ones."""
+    position: int
+    """The example's position in the index."""
+    step: int
+    """Which of the example's actions comes next (its trajectory's observation ``step``)."""
+    likeness: float
+    agreeing: int
+    """How many of the actions before it agree with the episode's latest ones."""
+
+    @property
+    def score(self) -> float:
+        return self.likeness + AGREEMENT_WEIGHT * self.agreeing
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The action chosen at one step and where it came from."""
+
+    point: Point
+    action: str
+    carried: str
+    how: str
+    pairs: list[Pair]
+    seen: bool
+    """Whether the action's object is one the episode has seen."""
+
+
+class ExemplarAgent:
+    """Acts by retrieving kept synthesized examples (see the module docstring).
+
+    Args:
+        store: the database whose kept examples are retrieved.
+        kind: only examples of this kind (``backward`` or ``whole``; ``None``: both).
+        m1: most examples from observation-based retrieval per step.
+        m2: most examples from model-based retrieval per step.
+        query_writer: writes the model-based query (default: the offline one).
+    """
+
+    name = NAME
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        kind: str | None = None,
+        m1: int = M1,
+        m2: int = M2,
+        query_writer: QueryWriter | None = None,
+    ) -> None:
+        self.store, self.kind, self.m1, self.m2 = store, kind, m1, m2
+        self.query_writer = query_writer or HeuristicQueryWriter()
+        self._indexes: dict[str, ExampleIndex] = {}
+
+    def index(self, env: str) -> ExampleIndex:
+        """The index of the kept examples of world ``env`` (opened once per agent)."""
+        if env not in self._indexes:
+            self._indexes[env] = ExampleIndex.open(self.store, env=env, kind=self.kind)
+        return self._indexes[env]
+
+    def play(
+        self, interaction: Interaction, rng: random.Random, guidance: Guidance
+    ) -> dict[str, Any]:
+        index = self.index(interaction.env.name)
+        episode = _Episode(self, interaction, index, guidance)
+        with contextlib.suppress(OutOfSteps):
+            episode.play()
+        return {
+            NAME: {
+                "index": index.digest[:16],
+                "examples": len(index),
+                "kind": self.kind or "all",
+                "dense": index.dense,
+                "steps": episode.records,
+                "stopped": episode.stopped,
+            }
+        }
+
+
+def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExemplarAgent:
+    """The exemplar agent on the run's database (registered as ``exemplar``): ``spec.examples``
+    examples per step (default 10, the paper's 5 + 5), of ``spec.example_kind``."""
+    if db_path is None:
+        raise ValueError("the exemplar agent reads its examples from the run's database")
+    m1, m2 = split_examples(spec.examples or M1 + M2)
+    return ExemplarAgent(Store(db_path), kind=spec.example_kind, m1=m1, m2=m2)
+
+
+class _Episode:
+    """One episode of the exemplar agent."""
+
+    def __init__(
+        self, agent: ExemplarAgent, io: Interaction, index: ExampleIndex, guidance: Guidance
+    ) -> None:
+        self.agent, self.io, self.index, self.guidance = agent, io, index, guidance
+        self.records: list[dict[str, Any]] = []
+        self.stopped = "done"
+        self.repeats: Counter[tuple[str, str]] = Counter()
+
+    def play(self) -> None:
+        if not len(self.index):
+            self.stopped = "no examples"
+            return
+        while not self.io.done:
+            choice = self._choose()
+            if choice is None:
+                self.stopped = "no usable example"
+                return
+            self._take(choice)
+
+    # -- choosing ---------------------------------------------------------------------------
+
+    def _choose(self) -> Choice | None:
+        io = self.io
+        history = [(t.action, t.observation) for t in io.taken]
+        retrieved = self.index.agentic(
+            io.instruction,
+            history,
+            io.observation,
+            self.agent.query_writer,
+            self.agent.m1,
+            self.agent.m2,
+        )
+        points = self._points(retrieved.hits)
+        if not points:
+            return None
+        valid = io.env.valid_actions()
+        seen_words = self._seen_words(valid)
+        first: Choice | None = None
+        for point in points[:CANDIDATES]:
+            choice = self._carry(point, valid, seen_words)
+            if choice is None:
+                continue
+            if choice.seen:
+                return choice
+            first = first or choice
+        return first
+
+    def _points(self, hits: list[Hit]) -> list[Point]:
+        """Every point of the retrieved examples like the current situation, best first."""
+        mine = [normalize_action(t.action, self.io.instruction) for t in self.io.taken]
+        found = []
+        for rank, hit in enumerate(hits):
+            position = self.index.position(hit.example.id)
+            trajectory = self.index.trajectory(position)
+            theirs = [normalize_action(a, hit.example.instruction) for a in hit.example.actions]
+            for step in range(len(hit.example.actions)):
+                alike = likeness(self.io.observation, trajectory[step])
+                agreeing = _agreement(mine, theirs[:step])
+                if alike >= MIN_MATCH or agreeing:
+                    found.append(Point(hit, rank, position, step, alike, agreeing))
+        found.sort(key=lambda p: (-p.score, p.rank, p.step))
+        return found
+
+    def _carry(self, point: Point, valid: list[str], seen_words: set[str]) -> Choice | None:
+        """The point's next action carried into this task and grounded; ``None`` when it
+        would repeat a loop or a rule vetoes it."""
+        io = self.io
+        example_action = point.hit.example.actions[point.step]
+        entity_map = self._entity_map(point)
+        seen = seen_text(self._seen_texts(valid))
+        carried, pairs = entity_map.carry(example_action, seen)
+        action, how = ground(carried, valid, seen="\n".join(self._seen_texts([])))
+        if self.repeats[(same_text(io.observation), action)] >= REPEATS:
+            return None
+        verdict = review(self.guidance, action, io.evidence()) if self.guidance.rules else None
+        if verdict is not None and verdict.response == "veto":
+            return None
+        target = io.lexicon.role(action).target
+        known = not target or set(words(target)) <= seen_words
+        return Choice(point, action, carried, how, pairs, known)
+
+    def _entity_map(self, point: Point) -> EntityMap:
+        """The pairs that carry the example's actions here: from the two instructions, then
+        from the observations at the point and at the steps before it."""
+        io, example = self.io, point.hit.example
+        trajectory = self.index.trajectory(point.position)
+        entity_map = EntityMap()
+        entity_map.add(phrase_pairs(example.instruction, io.instruction, "instruction"))
+        mine = [io.reset.observation, *(t.observation for t in io.taken)]
+        for back in range(min(point.step, len(mine) - 1, ALIGN_DEPTH) + 1):
+            entity_map.add(
+                phrase_pairs(trajectory[point.step - back], mine[-1 - back], "observation")
+            )
+        return entity_map
+
+    def _seen_texts(self, valid: list[str]) -> list[str]:
+        io = self.io
+        return [io.instruction, io.reset.observation, *(t.observation for t in io.taken), *valid]
+
+    def _seen_words(self, valid: list[str]) -> set[str]:
+        return {w for text in self._seen_texts(valid) for w in words(text)}
+
+    # -- acting -----------------------------------------------------------------------------
+
+    def _take(self, choice: Choice) -> None:
+        io = self.io
+        point, example = choice.point, choice.point.hit.example
+        verdict = (
+            review(self.guidance, choice.action, io.evidence()) if self.guidance.rules else None
+        )
+        action, source = choice.action, "agent"
+        if verdict is not None:  # a replacing rule (a veto was skipped while choosing)
+            io.record_use(verdict.rule.id, "rule")
+            action, source = verdict.action, f"rule:{verdict.rule.id}"
+        self.records.append(
+            {
+                "step": io.next_step,
+                "example": example.id,
+                "point": point.step,
+                "retriever": point.hit.retriever,
+                "likeness": round(point.likeness, 3),
+                "agreeing": point.agreeing,
+                "example_action": example.actions[point.step],
+                "carried": choice.carried,
+                "pairs": [[p.source, p.target] for p in choice.pairs],
+                "action": action,
+                "grounded": choice.how,
+            }
+        )
+        self.repeats[(same_text(io.observation), action)] += 1
+        thought = f"Example {example.id} ({example.instruction}) did '{example.actions[point.step]}' here."
+        io.act(action, thought, source)
+
+
+def _agreement(mine: list[str], theirs: list[str]) -> int:
+    """How many of the latest actions of two action lists agree, newest first (at most
+    :data:`AGREEMENT_DEPTH`)."""
+    count = 0
+    while (
+        count < min(len(mine), len(theirs), AGREEMENT_DEPTH)
+        and mine[-1 - count] == theirs[-1 - count]
+    ):
+        count += 1
+    return count
