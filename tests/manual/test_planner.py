@@ -22,7 +22,14 @@ from workbench.llm import ChatClient
 from workbench.manual.heuristic_planner import ScriptedPlanner
 from workbench.manual.library import library_note
 from workbench.manual.openai_planner import OpenAIPlanner
-from workbench.manual.planner import PlannerAgent, PlannerReply, PlanTurn, Relay, helpers_in
+from workbench.manual.planner import (
+    PlannerAgent,
+    PlannerReply,
+    PlanTurn,
+    Relay,
+    helpers_in,
+    organised,
+)
 from workbench.manual.sandbox import run_code
 
 QUICK = Limits(seconds=1.0, memory_mb=200)
@@ -106,6 +113,13 @@ def test_the_scripted_planner_writes_its_plan_as_code_over_library_helpers(scien
     assert io.taken[0].thought.startswith("Cycle 1. Analysis: The plan has")
 
 
+def test_the_code_that_ran_is_organised_into_one_block_defining_each_helper_once():
+    blocks = [f"{HELPER}\n\nopen_door_to_then_go_to('kitchen')", f"{HELPER}\nact('look around')"]
+    assert (
+        organised(blocks) == f"{HELPER}\n\nopen_door_to_then_go_to('kitchen')\n\nact('look around')"
+    )
+
+
 def test_a_planned_mistake_overruled_by_a_rule_goes_back_to_the_plan(scienceworld):
     """A wrong focus is chosen when reached (a cycle of its own); the manual's rule
     vetoes it and the code does the planned step instead."""
@@ -158,7 +172,7 @@ def test_the_model_planner_answers_in_four_parts_and_survives_bad_code(
             reply("print(act('open door to kitchen'))", ["rule_1"]),
             reply("while True:\n    pass", analysis="The door is open."),
             reply("hoard = []\nwhile True:\n    hoard.append(bytearray(10**7))"),
-            reply("", analysis="Try again."),  # a part missing: one correction turn
+            {"analysis": "Try again.", "related_rules": []},  # parts missing: one correction
             reply("act('go to kitchen')\nstop()", analysis="Now I walk in and stop."),
         )
         client = ChatClient(
@@ -185,7 +199,8 @@ def test_the_model_planner_answers_in_four_parts_and_survives_bad_code(
         third = server.requests[2].messages[-1]["content"]
         assert "Code ended: timeout (the code ran 1 s without calling the environment)" in third
         correction = server.requests[4].messages[-1]["content"]
-        assert "the part 'code' is empty" in correction
+        assert "the part 'overall_plan' is missing or empty" in correction
+        assert "the part 'code' is missing or empty" in correction
         assert {c.purpose for c in planner_store.calls()} == {"manual.plan"}
 
 

@@ -97,7 +97,7 @@ parts."""
 def check_reply(reply: PlannerReply, rule_ids: set[str]) -> list[str]:
     """What keeps a reply from being run (empty when nothing does)."""
     problems = [
-        f"the part '{name}' is empty"
+        f"the part '{name}' is missing or empty"
         for name in ("analysis", "overall_plan", "code")
         if not getattr(reply, name).strip()
     ]

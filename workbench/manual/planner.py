@@ -46,12 +46,14 @@ class PlannerReply(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    analysis: str = Field(description="The current situation, and what went wrong before.")
+    # every part may be left out by a model: the Planner's check names what is missing
+    analysis: str = Field("", description="The current situation, and what went wrong before.")
     related_rules: list[str] = Field(
-        description="Ids of the rules to consider here (e.g. rule_3); empty when none apply."
+        default_factory=list,
+        description="Ids of the rules to consider here (e.g. rule_3); empty when none apply.",
     )
-    overall_plan: str = Field(description="The general plan to complete the task.")
-    code: str = Field(description="A block of Python code, divided into steps, using the API.")
+    overall_plan: str = Field("", description="The general plan to complete the task.")
+    code: str = Field("", description="A block of Python code, divided into steps, using the API.")
 
 
 @dataclass
@@ -282,7 +284,29 @@ def _metadata(name: str, turn: PlanTurn) -> dict[str, Any]:
         for cycle in turn.cycles
     ]
     ran = [c.reply.code.strip() for c in turn.cycles if c.run.ok]
-    found = {"name": name, "cycles": cycles, "code": "\n\n".join(ran)}
+    found = {"name": name, "cycles": cycles, "code": organised(ran)}
     if turn.state.get("error"):
         found["error"] = turn.state["error"]
     return found
+
+
+def organised(blocks: list[str]) -> str:
+    """The code blocks that ran as one block, each function defined once (a later block's
+    repeated definition of a function is left out; read with :mod:`ast`, never run)."""
+    defined: set[str] = set()
+    kept = []
+    for block in blocks:
+        lines = block.splitlines()
+        try:
+            tree = ast.parse(block)
+        except SyntaxError:
+            kept.append(block)
+            continue
+        drop: set[int] = set()
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef):
+                if node.name in defined:
+                    drop.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+                defined.add(node.name)
+        kept.append("\n".join(line for i, line in enumerate(lines) if i not in drop).strip())
+    return "\n\n".join(k for k in kept if k)
