@@ -267,9 +267,10 @@ class PlannerAgent:
                 break
             relay.thought = thought_of(reply, len(turn.cycles) + 1)
             turn.cycles.append(Cycle(reply, run_code(reply.code, relay, self.limits)))
-        return {"planner": _metadata(self.planner.name, turn), **(
-            {"library": turn.note.id} if turn.note is not None else {}
-        )}  # fmt: skip
+        found: dict[str, Any] = {"planner": _metadata(self.planner.name, turn)}
+        if turn.note is not None:
+            found["library"] = turn.note.id  # the entry it was shown
+        return found
 
 
 def _metadata(name: str, turn: PlanTurn) -> dict[str, Any]:
