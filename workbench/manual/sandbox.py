@@ -34,6 +34,8 @@ from workbench.limits import Limits
 
 PLAN_LIMITS = Limits(seconds=5.0, memory_mb=256)
 """What one block of plan code may use: seconds of its own between two calls, and memory."""
+STARTUP_SECONDS = 60.0
+"""How long the child's interpreter may take to start (not counted against the code)."""
 MAX_CALLS = 2000
 """Most API calls one block of code may make."""
 PRINTED_CHARS = 2000
@@ -99,6 +101,8 @@ def _finish(status, error=""):
     channel_out.flush()
     os._exit(0)
 
+channel_out.write(json.dumps({"ready": True}) + "\n")
+channel_out.flush()
 source = json.loads(channel_in.readline())["code"]
 names = {"__name__": "__plan__", "act": act, "look": look, "inventory": inventory,
          "valid_actions": valid_actions, "stop": stop, "overruled": overruled,
@@ -201,6 +205,9 @@ def run_code(code: str, api: EnvironmentAPI, limits: Limits = PLAN_LIMITS) -> Co
     )
     run = CodeRun("completed")
     try:
+        if _read(child, STARTUP_SECONDS) is None:
+            run.status, run.error = "died", "the code's process did not start"
+            return run
         _send(child, {"code": code})
         _relay(child, api, limits, run)
     except BrokenPipeError:
