@@ -166,7 +166,9 @@ def play_episode(
     shown = (
         reset if planned.instruction is None else replace(reset, instruction=planned.instruction)
     )
-    interaction = Interaction(env, shown, config.step_limit, episode_id=planned.id)
+    interaction = Interaction(
+        env, shown, config.step_limit, episode_id=planned.id, family=planned.family
+    )
     metadata: dict[str, Any] = {
         "trial": planned.trial,
         "step_limit": config.step_limit,

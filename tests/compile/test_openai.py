@@ -111,7 +111,7 @@ GOOD_SPEC = SpecAnswer(
                 citations=[cite("ep-a", 1), cite("ep-c", 1)],
             ),
             ObservedAnswer(
-                text="'open door to <X>' was not just done",
+                text="'open door to <X>' was just done",
                 value=r"> open door to {1}\n",
                 absent=True,
                 citations=[cite("ep-a", 2), cite("ep-b", 2)],
@@ -572,7 +572,7 @@ def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, ch
     assert "Attempt the skill schema (position 2 of rule, skill, subagent)." in text
     assert "activation.trigger: the agent proposes 'go to <X>'\n  value: go to (.+)" in text
     assert "  cites: ep-a@2, ep-c@2" in text
-    assert "activation.observations[1]: 'open door to <X>' was not just done (must NOT" in text
+    assert "activation.observations[1]: 'open door to <X>' was just done (must NOT" in text
     assert "activation.boundary (negative cases only): 'go to <X>' once the door is open" in text
     assert "  cites: ep-b@3" in text
     assert "execution.state: none: the closed door is visible\n  cites: ep-a@0-1" in text

@@ -279,6 +279,13 @@ def _front_matter(name: str, description: str) -> str:
     return f'---\nname: {name}\ndescription: "{description}"\n---\n'
 
 
+def _inputs(inputs: list[str]) -> list[str]:
+    """A skill's inputs: one line of names, or one item per input when they are described."""
+    if not any(":" in i for i in inputs):
+        return [f"**Inputs.** {', '.join(inputs)}", ""]
+    return ["**Inputs.**", "", *(f"- {i}" for i in inputs), ""]
+
+
 NOT_REPLAYED_NOTE = (
     "*Not replayed: admitted explicitly on its contract gate over recorded (imported) "
     "trajectories; its effect on a live agent was never measured.*"
@@ -321,8 +328,7 @@ def export(store: Store, folder: Path) -> list[Path]:
             "",
             f"**When to use.** {skill.applicability}",
             "",
-            f"**Inputs.** {', '.join(skill.inputs)}",
-            "",
+            *_inputs(skill.inputs),
             "**Procedure.**",
             "",
             *[f"{i}. {step}" for i, step in enumerate(skill.procedure, start=1)],

@@ -92,6 +92,8 @@ class Interaction:
     """Guidance that fired: ``{"artifact": id, "kind": ..., "step": stored step index}``."""
     episode_id: str = ""
     """The id of the episode being played (the runner's planned id; empty outside a run)."""
+    family: str = ""
+    """The task type being played (empty when the caller does not say)."""
 
     @property
     def instruction(self) -> str:

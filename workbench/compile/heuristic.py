@@ -49,7 +49,7 @@ from store import (
 from workbench.analyze.causes import error_signature, is_critical
 from workbench.analyze.families import short_name
 from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
-from workbench.compile import recorded
+from workbench.compile import recorded, wording
 from workbench.compile.contracts import RETURN_SCHEMA, slug
 from workbench.compile.proposals import (
     AttemptProposal,
@@ -59,7 +59,7 @@ from workbench.compile.proposals import (
     SpecProposal,
 )
 from workbench.envs.lexicon import DIRECTIONS, ActionRole, Lexicon, Scene
-from workbench.envs.registry import lexicon_of
+from workbench.envs.registry import INSTALLED, lexicon_of
 from workbench.llm.steps import CaseStep
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -289,6 +289,10 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         ("", 0),
     )
     precondition = pattern_of(line.strip(), {argument: "1"}) if line else UNSEEN
+    shown = template.replace("{1}", "<X>")
+    seen_line = re.sub(
+        rf"(?<![\w-]){escape(argument)}(?![\w-])", "<X>", line.strip(), flags=re.IGNORECASE
+    )
     if line and _seen_in_contrast(x, verb, precondition, template):
         return "the success saw the same precondition and was not blocked"
     trigger = escape(verb) + " (.+)"
@@ -307,12 +311,12 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         ),
         observations=[
             Observed(
-                text=f"an earlier observation says '{line.strip()}' about that <X>",
+                text=f"an earlier observation says '{seen_line}' about that <X>",
                 value=precondition,
                 citations=[cite(x.id, seen_at)],
             ),
             Observed(
-                text=f"'{template}' was not just done",
+                text=f"'{shown}' was just done",
                 value="> " + escape(template).replace(r"\{1\}", "{1}") + r"\n",
                 absent=True,
                 citations=[x.cite_failed(), *contrast_cite],
@@ -323,13 +327,13 @@ def _blocked_precondition(x: _Member) -> Draft | str:
     )
     scope = Scope(
         objective=Claim(
-            text=f"'{template}' before '{verb} {{1}}' while it is blocked",
+            text=f"'{shown}' before '{verb} <X>' while it is blocked",
             value=template,
             citations=[x.cite_failed(), *contrast_cite],
         ),
         decisions=[
             Claim(
-                text=f"replace '{verb} <X>' with '{template}'",
+                text=f"replace '{verb} <X>' with '{shown}'",
                 value=template,
                 citations=contrast_cite or [x.cite_failed()],
             )
@@ -419,6 +423,9 @@ def _premature_decision(x: _Member) -> Draft | str:
     if x.error(result):
         return "the success's procedure ends in a rejection, not an observable result"
     seen = pattern_of(result, names)
+    roles = wording.input_names(templates, x.lexicon)
+    said = [wording.readable(t, roles) for t in templates]
+    expected = wording.as_pattern(result, names, roles)
     where = x.cite_contrast(procedure[0].index, x.contrast[decision].index)
     regime = _regime(x.m)
     activation = Activation(
@@ -433,7 +440,7 @@ def _premature_decision(x: _Member) -> Draft | str:
         ),
         observations=[
             Observed(
-                text=f"'{result}' is not visible yet",
+                text=f"'{expected}' is visible",
                 value=seen,
                 absent=True,
                 citations=[x.cite_failed(), *where],
@@ -442,8 +449,8 @@ def _premature_decision(x: _Member) -> Draft | str:
         ],
     )
     decisions = [
-        Claim(text=s.action, value=t, citations=x.cite_contrast(s.index))
-        for s, t in zip(procedure, templates, strict=True)
+        Claim(text=words, value=t, citations=x.cite_contrast(s.index))
+        for s, t, words in zip(procedure, templates, said, strict=True)
     ]
     decisions.append(
         Claim(
@@ -454,7 +461,7 @@ def _premature_decision(x: _Member) -> Draft | str:
     )
     scope = Scope(
         objective=Claim(
-            text=f"before deciding '{verb} …', run {'; '.join(templates)} and read the result",
+            text=f"before deciding '{verb} …', run {'; '.join(said)} and read the result",
             value="; ".join(templates),
             citations=where,
         ),
@@ -463,11 +470,11 @@ def _premature_decision(x: _Member) -> Draft | str:
     result_cite = x.cite_contrast(procedure[-1].index)
     execution = Execution(
         state=Claim(
-            text=f"the result of '{templates[-1]}' until the decision", value=seen, citations=where
+            text=f"the result of '{said[-1]}' until the decision", value=seen, citations=where
         ),
         owner="parent",
         lifetime="procedure",
-        completion=Claim(text=f"'{result}' is observed", value=seen, citations=result_cite),
+        completion=Claim(text=f"'{expected}' is observed", value=seen, citations=result_cite),
         inputs=sorted({p for t in templates for p in re.findall(r"\{(E\d+)\}", t)}),
     )
     return Draft(
@@ -542,7 +549,7 @@ def _unnamed_commitment(x: _Member) -> Draft | str:
         boundary=Claim(text=f"'{verb}' on an object the task names", citations=contrast_cite),
         observations=[
             Observed(
-                text="the task names that <X>",
+                text="the task names <X>",
                 value=r"instruction: [^\n]*(?<![\w-]){1}(?![\w-])",
                 absent=True,
                 citations=[cite(x.id, 0), *contrast_cite],
@@ -640,7 +647,7 @@ def _no_such_exit(x: _Member, verb: str, route: list[CaseStep]) -> Draft:
                 text="the room's exits are shown", value=r"\nhere: ", citations=[x.cite_failed()]
             ),
             Observed(
-                text="no exit <X> is shown where the agent is",
+                text="an exit <X> is shown where the agent is",
                 value=r"\nexit: (?i:{1}) \(",
                 absent=True,
                 citations=[x.cite_failed(), *where],
@@ -692,10 +699,10 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
     where = x.cite_contrast(route[0].index, route[-1].index)
     arrived = first_line(route[-1].observation)
     if place:
-        absent = ("no exit to <X> is visible where the agent is", r"\nexit: (?i:{1}) \(")
+        absent = ("an exit to <X> is visible where the agent is", r"\nexit: (?i:{1}) \(")
         reach = ("reach", "arrives in <X>", r"\nhere: (?i:{1})(?:\n|$)")
     else:
-        absent = ("<X> is not in sight where the agent is", LOOK_MENTIONS)
+        absent = ("<X> is in sight where the agent is", LOOK_MENTIONS)
         reach = ("find", "sees <X>", r"(?<![\w-])(?i:{1})(?![\w-])")
     activation = Activation(
         trigger=Claim(
@@ -1109,7 +1116,6 @@ def _rule(spec: InterventionSpec) -> dict | None:
     decision = spec.scope.decisions[0].value if spec.scope.decisions else ""
     if len(spec.scope.decisions) != 1 or decision == "parent":
         return None
-    guards = [o.text for o in spec.activation.observations]
     return _contract(
         spec,
         "rule",
@@ -1118,7 +1124,7 @@ def _rule(spec: InterventionSpec) -> dict | None:
             "replacement": "" if decision == "veto" else decision,
         },
         activation=spec.activation.trigger.text,
-        guard="; ".join(guards) or "none",
+        guard=wording.guard_text(spec.activation.observations),
         response=spec.scope.decisions[0].text,
         positive=[{"citation": c.model_dump()} for c in _sources(spec)],
         negative=[{"citation": c.model_dump()} for c in _negatives(spec)],
@@ -1130,19 +1136,35 @@ def _skill(spec: InterventionSpec) -> dict | None:
     steps = [d.value for d in spec.scope.decisions if d.value not in ("parent", "veto")]
     if not steps or not spec.execution.completion.value:
         return None
+    guard = wording.guard_text(spec.activation.observations)
     return _contract(
         spec,
         "skill",
         {"steps": steps, "until": spec.execution.completion.value},
-        applicability=f"{spec.activation.trigger.text}, while "
-        + "; ".join(o.text for o in spec.activation.observations),
-        inputs=spec.execution.inputs or ["the proposed action"],
+        applicability=spec.activation.trigger.text + (f"; {guard}" if guard != "none" else ""),
+        inputs=_inputs(steps) or ["the proposed action"],
         procedure=[d.text for d in spec.scope.decisions],
         recovery="a rejected step does not stop the procedure; if the expected result is not "
         "observed the skill reports so and the parent continues with its own plan",
         expected_result=spec.execution.completion.text,
         probes=_probes(spec),
     )
+
+
+def _inputs(steps: list[str]) -> list[str]:
+    """A skill's declared inputs by role: each placeholder its steps use, named for what it
+    is in the first step that uses it, and where its value comes from."""
+    names = wording.input_names(steps, INSTALLED)
+    described = []
+    for placeholder, name in names.items():
+        first = next(s for s in steps if "{" + placeholder + "}" in s)
+        source = (
+            "a phrase the task names"
+            if placeholder.startswith("E")
+            else "what the proposed action names"
+        )
+        described.append(f"<{name}>: {source}; used in '{wording.readable(first, names)}'")
+    return described
 
 
 def _subagent(spec: InterventionSpec) -> dict | None:

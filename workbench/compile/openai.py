@@ -148,7 +148,8 @@ correction.
 for each part the other fields refer to; text: the same in words.
 - activation.observations: what must be visible (absent: false) or must not be visible \
 (absent: true, a guard) in the evidence text at that point. value: a pattern searched in the \
-evidence text.
+evidence text; text: what the pattern finds, in words, stated the same way whatever absent \
+says (absent alone gives the polarity).
 - activation.boundary: decision points where the trigger matches but behaviour must not \
 change (typically in the successful runs); null when the runs show none.
 - scope.objective: the corrective objective. value: its machine form (the decisions' \
