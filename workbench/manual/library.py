@@ -2,24 +2,16 @@
 
 When a new task comes, the Planner is shown the skill of the *most similar task* of its type
 (AutoManual, §3.2): the entries of the task type are ranked by how similar the tasks they
-were written from are to the new task's instruction, by BM25 (:func:`most_similar`, the one
-function to point at another retriever). A task type without a skill shows its most similar
-reflection instead.
+were written from are to the new task's instruction, by BM25 — the synthesis stage's retrieval
+(:func:`workbench.synth.retrieval.scores`), the same words and parameters it retrieves
+examples with. A task type without a skill shows its most similar reflection instead.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from store import LibraryEntry, Store
-
-_TOKEN = re.compile(r"[a-z0-9]+")
-
-
-def tokens(text: str) -> list[str]:
-    """The lower-case words of ``text`` (what BM25 compares)."""
-    return _TOKEN.findall(text.lower())
 
 
 def most_similar(query: str, documents: Sequence[str]) -> int | None:
@@ -29,14 +21,11 @@ def most_similar(query: str, documents: Sequence[str]) -> int | None:
         return None
     if len(documents) == 1:
         return 0
-    import bm25s  # imported where used: the CLI's start-up stays light
+    from workbench.synth.retrieval import scores  # loads bm25s: imported where used
 
-    corpus = [tokens(d) or ["_"] for d in documents]
-    index = bm25s.BM25()
-    index.index(corpus, show_progress=False)
-    scores = index.get_scores(tokens(query) or ["_"])
-    best = max(scores)
-    return next(i for i, score in enumerate(scores) if score == best)
+    ranked = scores(query, documents)
+    best = max(ranked)
+    return next(i for i, score in enumerate(ranked) if score == best)
 
 
 def instruction_of(store: Store, entry: LibraryEntry) -> str:
