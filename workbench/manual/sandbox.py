@@ -13,8 +13,10 @@ environment here. The child sees only this API:
 - ``EpisodeOver``: raised by any call once the episode has ended.
 
 The child may think between two calls for at most :attr:`~workbench.limits.Limits.seconds`
-(the environment's own time is not counted) and make at most :data:`MAX_CALLS` calls; past
-either, or past its memory, it is killed and the run ends with a clear status. What the code
+of its own CPU time (the environment's time is not counted, nor a busy machine's: a loaded
+machine slows the child down without using up its allowance), and may wait without thinking
+for at most :data:`IDLE_SECONDS`; it may make at most :data:`MAX_CALLS` calls. Past any of
+these, or past its memory, it is killed and the run ends with a clear status. What the code
 printed comes back with the result, clipped.
 """
 
@@ -28,6 +30,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Protocol
 
 from workbench.limits import Limits
@@ -36,6 +39,11 @@ PLAN_LIMITS = Limits(seconds=5.0, memory_mb=256)
 """What one block of plan code may use: seconds of its own between two calls, and memory."""
 STARTUP_SECONDS = 60.0
 """How long the child's interpreter may take to start (not counted against the code)."""
+IDLE_SECONDS = 60.0
+"""Wall-clock time the child may take between two calls whatever CPU it uses (code that
+sleeps or blocks thinks without spending CPU)."""
+POLL_SECONDS = 0.1
+"""How often the child's CPU time is read while it thinks."""
 MAX_CALLS = 2000
 """Most API calls one block of code may make."""
 PRINTED_CHARS = 2000
@@ -230,9 +238,32 @@ def _read(child: subprocess.Popen, seconds: float) -> str | None:
     return child.stdout.readline() if ready else None
 
 
+def _cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) the process ``pid`` has used so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _next_line(child: subprocess.Popen, limits: Limits) -> str | None:
+    """The child's next line, or ``None`` once it has thought :attr:`Limits.seconds` of CPU
+    time (or waited :data:`IDLE_SECONDS`) since its last one."""
+    start, waited = _cpu_seconds(child.pid), 0.0
+    while waited < IDLE_SECONDS:
+        line = _read(child, POLL_SECONDS)
+        if line is not None:
+            return line
+        waited += POLL_SECONDS
+        if _cpu_seconds(child.pid) - start > limits.seconds:
+            return None
+    return None
+
+
 def _relay(child: subprocess.Popen, api: EnvironmentAPI, limits: Limits, run: CodeRun) -> None:
     for _ in range(MAX_CALLS + 1):
-        line = _read(child, limits.seconds)
+        line = _next_line(child, limits)
         if line is None:
             run.status = "timeout"
             run.error = f"the code ran {limits.seconds:g} s without calling the environment"
