@@ -599,6 +599,12 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
                     [(episode_id, i) for i in call_ids],
                 )
 
+    def give_up_call(self, call_id: int, reason: str) -> None:
+        """Mark a logged call as the one its question ended on, with the error it ended with
+        (:attr:`~store.records.LLMCall.gave_up`)."""
+        with self.transaction():
+            self.conn.execute("UPDATE llm_calls SET gave_up = ? WHERE id = ?", (reason, call_id))
+
     def calls(self, purpose: str | None = None, limit: int = 100) -> list[LLMCall]:
         """Recent model calls, newest first, optionally for one purpose."""
         sql, params = "SELECT * FROM llm_calls", []

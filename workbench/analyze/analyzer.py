@@ -10,6 +10,7 @@ from store import Analysis, AnalysisRun, EpisodeFilter, Span, Store
 from workbench.analyze.analyst import Analyst, FailureCase, Proposal
 from workbench.analyze.causes import build_case
 from workbench.analyze.clusters import cluster_run
+from workbench.llm.client import ModelError
 from workbench.progress import NullProgress, Progress, check_cancel
 
 
@@ -27,6 +28,10 @@ class AnalysisReport:
     """Failures already analysed in this run (a resumed or repeated call)."""
     rejected: list[str] = field(default_factory=list)
     """``episode: reason`` for proposals that failed the mechanical checks."""
+    failed: list[str] = field(default_factory=list)
+    """``episode: reason`` for failures the analyst could not judge (its model call failed,
+    or its answer still failed the check after a correction): nothing is stored for them, so
+    a later call of the same run asks again."""
     clusters: int = 0
     deferred: int = 0
 
@@ -115,6 +120,8 @@ def analyze(
                 check(proposal, case)
             except ProposalRejected as error:
                 report.rejected.append(f"{episode.id}: {error}")
+            except ModelError as error:
+                report.failed.append(f"{episode.id}: {error}")
             else:
                 store.add_analysis(
                     _analysis(run.id, case, proposal), _span(episode.id, analyst.name, proposal)

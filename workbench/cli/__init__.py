@@ -7,7 +7,7 @@ commands, so ``workbench --help`` loads click and rich only.
 
 from __future__ import annotations
 
-from workbench.cli import analysis, episodes, evolve, manual, plot, repo, runs, spans, tui
+from workbench.cli import analysis, episodes, evolve, manual, model, plot, repo, runs, spans, tui
 from workbench.cli.group import main
 
 for command in (
@@ -29,6 +29,7 @@ for command in (
     manual.manual_group,
     evolve.evolve_command,
     plot.plot_group,
+    model.model_group,
 ):
     main.add_command(command)
 

@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -99,6 +99,21 @@ def response_schema(model: type[BaseModel]) -> dict[str, Any]:
     return {"name": model.__name__, "schema": model.model_json_schema()}
 
 
+SchemaForm = Literal["json_schema", "json_object"]
+"""How a request carries its response schema: OpenAI's ``{"type": "json_schema",
+"json_schema": {"name", "strict", "schema"}}``, or ``{"type": "json_object", "schema": ...}``
+(what llama-cpp-python's server reads)."""
+
+
+def json_object_format(model: type[BaseModel]) -> dict[str, Any]:
+    """``response_format`` in the ``json_object`` form, with the same strict schema the
+    ``json_schema`` form sends (every property required, no additional properties)."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    strict = type_to_response_format_param(model)  # what completions.parse() sends
+    return {"type": "json_object", "schema": strict["json_schema"]["schema"]}
+
+
 class ChatClient:
     """Chat completions with logging, caching and retries.
 
@@ -141,6 +156,9 @@ class ChatClient:
         self.backoff = backoff
         self.cache = cache
         self._secret = api_key
+        self.schema_form: SchemaForm = "json_schema"
+        """The form structured requests take; becomes ``json_object`` when the endpoint
+        refuses the other (llama-cpp-python's server does)."""
         self._client = client or openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
         )
@@ -221,12 +239,15 @@ class ChatClient:
         seed: int | None = None,
         episode_id: str | None = None,
         calls: list[LLMCall] | None = None,
+        turn: int = 0,
     ) -> ModelT:
         """The reply as an instance of ``response_model`` (structured output).
 
         Malformed output is retried up to ``parse_retries`` times, each time appending the
         bad reply and a short correction. A refusal, empty choices or a reply cut off by the
-        token limit raise :class:`ModelError` at once. Arguments as for :meth:`complete`.
+        token limit raise :class:`ModelError` at once. ``turn`` is how many correction turns
+        ``messages`` already hold (logged with each call, plus this method's own). Other
+        arguments as for :meth:`complete`.
         """
         params = _params(temperature, max_tokens, seed)
         conversation = [dict(m) for m in messages]
@@ -237,14 +258,19 @@ class ChatClient:
                 "response_format": response_schema(response_model),
             }
             try:
-                attempt = self._attempt(request, purpose, response_model, episode_id, calls)
+                attempt = self._attempt(
+                    request, purpose, response_model, episode_id, calls, turn + attempt_no
+                )
             except _Malformed as bad:
                 if attempt_no == self.parse_retries:
-                    raise ModelError(
-                        f"{purpose}: the model's reply did not fit {response_model.__name__} "
-                        f"after {attempt_no + 1} attempts: {bad}",
-                        purpose=purpose,
-                        call=bad.call,
+                    raise self.give_up(
+                        ModelError(
+                            f"{purpose}: the model's reply did not fit {response_model.__name__} "
+                            f"after {attempt_no + 1} attempts: {bad}",
+                            purpose=purpose,
+                            call=bad.call,
+                        ),
+                        calls,
                     ) from None
                 conversation = [*conversation, *_correction(bad)]
                 continue
@@ -260,6 +286,7 @@ class ChatClient:
         schema: type[BaseModel] | None,
         episode_id: str | None,
         calls: list[LLMCall] | None,
+        turn: int = 0,
     ) -> _Attempt:
         key = prompt_hash(self.model, request)
         hit = self._cached(key, schema)
@@ -273,6 +300,7 @@ class ChatClient:
                     response=hit.response,
                     cached=True,
                     episode_id=episode_id,
+                    turn=turn,
                 ),
                 calls,
             )
@@ -280,13 +308,16 @@ class ChatClient:
         delay = self.backoff
         for retry in range(self.transport_retries + 1):
             try:
-                return self._send(key, request, purpose, schema, episode_id, calls)
+                return self._send(key, request, purpose, schema, episode_id, calls, turn)
             except _Transient as failure:
                 if retry == self.transport_retries:
-                    raise ModelError(
-                        f"{purpose}: {failure} (after {retry + 1} attempts)",
-                        purpose=purpose,
-                        call=failure.call,
+                    raise self.give_up(
+                        ModelError(
+                            f"{purpose}: {failure} (after {retry + 1} attempts)",
+                            purpose=purpose,
+                            call=failure.call,
+                        ),
+                        calls,
                     ) from None
                 time.sleep(delay)
                 delay *= 2
@@ -313,6 +344,7 @@ class ChatClient:
         schema: type[BaseModel] | None,
         episode_id: str | None,
         calls: list[LLMCall] | None,
+        turn: int,
     ) -> _Attempt:
         record = LLMCall(
             purpose=purpose,
@@ -320,32 +352,71 @@ class ChatClient:
             prompt_hash=key,
             request=request,
             episode_id=episode_id,
+            turn=turn,
         )
         started = time.perf_counter()
         body: dict[str, Any] = {}
+        form = self.schema_form
         try:
-            body, raw = self._post(request, schema)
+            body, raw = self._post(request, schema, form)
             content = _content(body)
-            if schema is not None:
+            if schema is not None and form == "json_schema":
                 raw.parse()  # the openai client's own parsing: schema, length, content filter
+            elif schema is not None:
+                _check_structured(body, content, schema)
         except Exception as exc:
             _received(record, started, body)
             record.error = self._redact(_describe(exc))
             call = self._log(record, calls)
+            if schema is not None and form == "json_schema" and _form_refused(exc):
+                return self._other_form(key, request, purpose, schema, episode_id, calls, turn)
             if isinstance(exc, ValidationError | json.JSONDecodeError):
                 raise _Malformed(_short(exc), call) from None
             if _transient(exc):
                 raise _Transient(record.error, call) from None
-            raise ModelError(f"{purpose}: {record.error}", purpose=purpose, call=call) from None
+            raise self.give_up(
+                ModelError(f"{purpose}: {record.error}", purpose=purpose, call=call), calls
+            ) from None
         _received(record, started, body)
         return _Attempt(content, self._log(record, calls))
 
-    def _post(self, request: dict[str, Any], schema: type[BaseModel] | None) -> tuple[dict, Any]:
-        """Send the request; returns the reply's JSON body and the raw response."""
+    def _other_form(
+        self,
+        key: str,
+        request: dict[str, Any],
+        purpose: str,
+        schema: type[BaseModel],
+        episode_id: str | None,
+        calls: list[LLMCall] | None,
+        turn: int,
+    ) -> _Attempt:
+        """The endpoint refused a request in the ``json_schema`` form: ask again in the
+        ``json_object`` + ``schema`` form, and keep that form unless the endpoint refuses the
+        request in it too (then the request itself is at fault)."""
+        self.schema_form = "json_object"
+        try:
+            return self._send(key, request, purpose, schema, episode_id, calls, turn)
+        except ModelError as again:
+            if again.call is not None and again.call.error.startswith(REFUSED_REQUEST):
+                self.schema_form = "json_schema"
+            raise
+
+    def _post(
+        self, request: dict[str, Any], schema: type[BaseModel] | None, form: SchemaForm
+    ) -> tuple[dict, Any]:
+        """Send the request (its schema in ``form``); returns the reply's JSON body and the
+        raw response."""
         completions = self._client.chat.completions.with_raw_response
         params = request["params"]
         if schema is None:
             raw = completions.create(model=self.model, messages=request["messages"], **params)
+        elif form == "json_object":
+            raw = completions.create(
+                model=self.model,
+                messages=request["messages"],
+                extra_body={"response_format": json_object_format(schema)},
+                **params,
+            )
         else:
             raw = completions.parse(
                 model=self.model, messages=request["messages"], response_format=schema, **params
@@ -357,6 +428,21 @@ class ChatClient:
         if not isinstance(body, dict):
             raise _Refused("the endpoint's reply is not a JSON object")
         return body, raw
+
+    def give_up(self, error: ModelError, calls: list[LLMCall] | None = None) -> ModelError:
+        """Record on ``error``'s call that its question ended with ``error``; returns it.
+
+        ``calls``, when given, has that call's record replaced by the updated one.
+        """
+        call = error.call
+        if call is None or call.id is None:
+            return error
+        reason = self._redact(str(error))
+        self.store.give_up_call(call.id, reason)
+        error.call = call.model_copy(update={"gave_up": reason})
+        if calls is not None:
+            calls[:] = [error.call if c.id == call.id else c for c in calls]
+        return error
 
     def _log(self, call: LLMCall, calls: list[LLMCall] | None) -> LLMCall:
         logged = self.store.log_call(call)
@@ -371,7 +457,14 @@ class ChatClient:
 
 
 class _Refused(Exception):
-    """The reply carries no usable content (empty choices, refusal, no content)."""
+    """The reply carries no usable content (empty choices, refusal, no content, cut off)."""
+
+
+REFUSED_STATUS = (400, 422)
+REFUSED_REQUEST = tuple(f"HTTP {status}" for status in REFUSED_STATUS)
+"""How the error of a call whose request the endpoint rejected begins."""
+CUT_OFF = "the reply was cut off by the token limit (finish_reason 'length')"
+FILTERED = "the reply was withheld by the content filter"
 
 
 def _params(temperature: float, max_tokens: int | None, seed: int | None) -> dict[str, Any]:
@@ -429,6 +522,28 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _check_structured(body: Mapping[str, Any], content: str, schema: type[BaseModel]) -> None:
+    """What ``completions.parse()`` checks, for a reply asked for in the ``json_object`` form:
+    not cut off, not filtered, content that fits ``schema``."""
+    choice = _first_choice(body) or {}
+    if choice.get("finish_reason") == "length":
+        raise _Refused(CUT_OFF)
+    if choice.get("finish_reason") == "content_filter":
+        raise _Refused(FILTERED)
+    schema.model_validate_json(content)
+
+
+def _form_refused(exc: Exception) -> bool:
+    """Whether the endpoint rejected the request (HTTP 400 or 422) for its
+    ``response_format``: the ``json_schema`` form it does not read."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in REFUSED_STATUS:
+        return False
+    said = f"{exc.message} {exc.body}".lower()
+    return "response_format" in said or "json_schema" in said
+
+
 def _transient(exc: Exception) -> bool:
     import openai
 
@@ -445,9 +560,9 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, _Refused):
         return str(exc)
     if isinstance(exc, openai.LengthFinishReasonError):
-        return "the reply was cut off by the token limit (finish_reason 'length')"
+        return CUT_OFF
     if isinstance(exc, openai.ContentFilterFinishReasonError):
-        return "the reply was withheld by the content filter"
+        return FILTERED
     if isinstance(exc, ValidationError | json.JSONDecodeError):
         return f"malformed structured output: {_short(exc)}"
     if isinstance(exc, openai.APIStatusError):
