@@ -34,6 +34,10 @@ DEFAULT_TIMEOUT = 60.0
 ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_MODEL = "WORKBENCH_MODEL"
+ENV_MAX_TOKENS = "WORKBENCH_MAX_TOKENS"
+"""Most tokens in a reply whose call sets no limit of its own (optional)."""
+ENV_TIMEOUT = "WORKBENCH_TIMEOUT"
+"""Seconds one HTTP request may take (optional; default :data:`DEFAULT_TIMEOUT`)."""
 
 Message = Mapping[str, Any]
 """One chat message, e.g. ``{"role": "user", "content": "..."}``."""
@@ -86,6 +90,32 @@ class _Attempt:
     call: LLMCall
 
 
+def client_options(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The optional client settings the environment gives: ``max_tokens`` from
+    ``WORKBENCH_MAX_TOKENS``, ``timeout`` from ``WORKBENCH_TIMEOUT``.
+
+    Raises:
+        ConfigError: a value is not a positive number (naming the variable).
+    """
+    env = os.environ if environ is None else environ
+    options: dict[str, Any] = {}
+    for variable, key, kind in (
+        (ENV_MAX_TOKENS, "max_tokens", int),
+        (ENV_TIMEOUT, "timeout", float),
+    ):
+        text = env.get(variable, "").strip()
+        if not text:
+            continue
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise ConfigError(f"{variable} must be a positive number, not {text!r}")
+        options[key] = value
+    return options
+
+
 def prompt_hash(model: str, request: Mapping[str, Any]) -> str:
     """SHA-256 of the canonical JSON of the model and the request (the cache key)."""
     text = json.dumps(
@@ -127,6 +157,8 @@ class ChatClient:
         transport_retries: extra attempts after connection errors, timeouts, 429 and 5xx.
         backoff: seconds before the first transport retry (doubling after each).
         cache: answer repeated prompts from the store.
+        max_tokens: most tokens in a reply whose call sets no limit (``None``: the
+            endpoint's default, which for some local servers is the whole context).
         client: an already built ``openai.OpenAI`` to use instead (its retries should be 0).
     """
 
@@ -142,6 +174,7 @@ class ChatClient:
         transport_retries: int = 2,
         backoff: float = 1.0,
         cache: bool = True,
+        max_tokens: int | None = None,
         client: openai.OpenAI | None = None,
     ) -> None:
         import openai
@@ -155,6 +188,7 @@ class ChatClient:
         self.transport_retries = transport_retries
         self.backoff = backoff
         self.cache = cache
+        self.max_tokens = max_tokens
         self._secret = api_key
         self.schema_form: SchemaForm = "json_schema"
         """The form structured requests take; becomes ``json_object`` when the endpoint
@@ -173,10 +207,12 @@ class ChatClient:
         environ: Mapping[str, str] | None = None,
         **options: Any,
     ) -> ChatClient:
-        """Configure from ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``WORKBENCH_MODEL``.
+        """Configure from ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``WORKBENCH_MODEL``
+        (and the optional ``WORKBENCH_MAX_TOKENS`` and ``WORKBENCH_TIMEOUT``).
 
         ``model`` and ``base_url`` override the environment; ``options`` go to the
-        constructor. Raises :class:`ConfigError` naming the first missing variable.
+        constructor (over the optional variables). Raises :class:`ConfigError` naming the
+        first missing or unusable variable.
         """
         env = os.environ if environ is None else environ
         model = model or env.get(ENV_MODEL, "")
@@ -194,6 +230,7 @@ class ChatClient:
             )
         if not model:
             raise ConfigError(f"{ENV_MODEL} is not set: export the model name, e.g. gpt-4o-mini")
+        options = {**client_options(env), **options}
         return cls(store, model=model, api_key=api_key, base_url=base_url, **options)
 
     # -- public calls ---------------------------------------------------------------------
@@ -223,7 +260,7 @@ class ChatClient:
             episode_id: the episode the call is made for, if any (logged).
             calls: if given, every logged record of this call is appended to it.
         """
-        params = _params(temperature, max_tokens, seed)
+        params = _params(temperature, self._limit(max_tokens), seed)
         request = {"messages": [dict(m) for m in messages], "params": params}
         attempt = self._attempt(request, purpose, None, episode_id, calls)
         return attempt.content
@@ -249,7 +286,7 @@ class ChatClient:
         ``messages`` already hold (logged with each call, plus this method's own). Other
         arguments as for :meth:`complete`.
         """
-        params = _params(temperature, max_tokens, seed)
+        params = _params(temperature, self._limit(max_tokens), seed)
         conversation = [dict(m) for m in messages]
         for attempt_no in range(self.parse_retries + 1):
             request = {
@@ -428,6 +465,9 @@ class ChatClient:
         if not isinstance(body, dict):
             raise _Refused("the endpoint's reply is not a JSON object")
         return body, raw
+
+    def _limit(self, max_tokens: int | None) -> int | None:
+        return self.max_tokens if max_tokens is None else max_tokens
 
     def give_up(self, error: ModelError, calls: list[LLMCall] | None = None) -> ModelError:
         """Record on ``error``'s call that its question ended with ``error``; returns it.
