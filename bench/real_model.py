@@ -162,7 +162,15 @@ def run_stages(db: Path, args: argparse.Namespace) -> None:
     """Every stage on ``db``, then the table."""
     outcomes = [
         workbench(
-            db, "demo", "demo", "--train", args.train, "--test", args.test, "--workers", args.workers
+            db,
+            "demo",
+            "demo",
+            "--train",
+            args.train,
+            "--test",
+            args.test,
+            "--workers",
+            args.workers,
         )
     ]
     for env in ("scienceworld", "textworld"):
@@ -192,7 +200,9 @@ def run_stages(db: Path, args: argparse.Namespace) -> None:
         workbench(db, "analyze", "analyze", "--batch", "demo-train", "--reasoner", "openai")
     )
     outcomes.append(
-        workbench(db, "compile", "compile", "--reasoner", "openai", *(["--run", run] if run else []))
+        workbench(
+            db, "compile", "compile", "--reasoner", "openai", *(["--run", run] if run else [])
+        )
     )
     outcomes.append(workbench(db, "rules", "manual", "build", "--episodes", "3"))
     outcomes.append(workbench(db, "formulate", "manual", "formulate", "--reasoner", "openai"))

@@ -961,7 +961,9 @@ def unanswered(kind: ArtifactKind, error: ModelError) -> AttemptProposal:
 
 
 def render_attempt(spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str]) -> str:
-    """The user message of a contract call: the spec and the witnesses carried to ``kind``."""
+    """The user message of a contract call: the spec and the witnesses carried to ``kind``
+    (but not those of a schema whose call failed: they say nothing about the intervention)."""
+    carried = [w for w in carried if NO_ANSWER not in w]
     witnesses = "\n".join(f"- {w}" for w in carried)
     return CONTRACT_TEMPLATE.format(
         kind=kind,

