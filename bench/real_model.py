@@ -138,6 +138,9 @@ def main() -> None:
     parser.add_argument("--step-limit", default="6", help="LLM-agent actions per episode")
     parser.add_argument("--workers", default="2")
     parser.add_argument("--keep", type=Path, help="keep the database in this folder")
+    parser.add_argument(
+        "--demo", type=Path, help="start from a copy of this demo database instead of building one"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     try:
@@ -149,6 +152,8 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as folder:
             db = Path(folder) / "workbench.db"
+            if args.demo:
+                shutil.copy(args.demo, db)
             run_stages(db, args)
             if args.keep:
                 args.keep.mkdir(parents=True, exist_ok=True)
@@ -193,12 +198,10 @@ def run_stages(db: Path, args: argparse.Namespace) -> None:
                 f"llm-{env}",
             )
         )
-    heuristic = workbench(db, "heuristic", "analyze", "--batch", "demo-train")
+    heuristic = workbench(db, "heuristic", "analyze")
     run = analysis_run(heuristic.said)
     outcomes.append(heuristic)
-    outcomes.append(
-        workbench(db, "analyze", "analyze", "--batch", "demo-train", "--reasoner", "openai")
-    )
+    outcomes.append(workbench(db, "analyze", "analyze", "--reasoner", "openai"))
     outcomes.append(
         workbench(
             db, "compile", "compile", "--reasoner", "openai", *(["--run", run] if run else [])

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 PATHS = ("/v1/chat/completions", "/chat/completions")
 LLAMA_CPP_FORMS = ("json_object",)
 """The ``response_format`` types llama-cpp-python's server reads (its schema under
-``schema``); it answers a ``json_schema`` request with HTTP 422."""
+``schema``); it answers a ``json_schema`` request with HTTP 500 naming the field."""
 TEST_API_KEY = "sk-test-7f3a9c1e5b2d4680"
 """The key tests give the client: distinctive, so a leak is easy to grep for."""
 
@@ -130,8 +130,9 @@ class ChatServer:
     ) -> None:
         self.responder = responder
         self.schema_forms = tuple(schema_forms)
-        """The ``response_format`` types it takes; another is answered with HTTP 422, as
-        llama-cpp-python's server answers ``json_schema`` (``schema_forms=LLAMA_CPP_FORMS``)."""
+        """The ``response_format`` types it takes; another is answered with HTTP 500 naming
+        the field, as llama-cpp-python's server answers ``json_schema``
+        (``schema_forms=LLAMA_CPP_FORMS``)."""
         self._queue: list[Answer] = list(replies)
         self._lock = threading.Lock()
         self.requests: list[Received] = []
@@ -218,7 +219,10 @@ def _refused_form(body: dict[str, Any], forms: Sequence[str]) -> str:
     if not isinstance(response_format, dict) or response_format.get("type") in (*forms, "text"):
         return ""
     allowed = " or ".join(repr(f) for f in ("text", *forms))
-    return f"body.response_format.type: Input should be {allowed}"
+    return (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+        f"'type'), 'msg': \"Input should be {allowed}\", 'input': {response_format.get('type')!r}}}"
+    )
 
 
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
@@ -241,10 +245,10 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "test"}})
                 return
             refused = _refused_form(body, server.schema_forms)
-            if refused:
+            if refused:  # as llama-cpp-python's server answers: a 500 naming the field
                 with server._lock:
                     server.requests.append(received)
-                self._send(422, {"error": {"message": refused, "type": "invalid_request_error"}})
+                self._send(500, {"error": {"message": refused, "type": "internal_server_error"}})
                 return
             reply = server._answer(received)
             if reply.raw is not None:

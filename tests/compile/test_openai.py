@@ -12,6 +12,7 @@ from workbench.compile import heuristic
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT, RETURN_SCHEMA
 from workbench.compile.openai import (
+    NO_ANSWER,
     ActivationAnswer,
     BoundaryAnswer,
     CitationAnswer,
@@ -35,6 +36,7 @@ from workbench.compile.openai import (
     SpecAnswer,
     SubagentAnswer,
     SubagentSlots,
+    render_attempt,
     to_proposal,
 )
 from workbench.compile.proposals import MemberCase
@@ -628,3 +630,6 @@ def test_a_failed_contract_call_is_an_attempt_left_open_with_the_error(
     assert not attempt.closed and "compile.contract.rule" in attempt.checks[0].witness
     [call] = store.calls()
     assert "refused: No." in call.gave_up
+    carried = [f"rule {w}" for w in witnesses(attempt)] + ["rule state: the guard reads nothing"]
+    prompt = render_attempt(spec, "skill", carried)
+    assert "the guard reads nothing" in prompt and NO_ANSWER not in prompt

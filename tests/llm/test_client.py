@@ -312,16 +312,17 @@ def test_a_server_that_refuses_the_json_schema_form_gets_the_json_object_form(st
     schema = taken["schema"]  # the strict schema the json_schema form carries
     assert schema["required"] == ["thought", "action"] and schema["additionalProperties"] is False
     errors = [call.error for call in reversed(store.calls())]
-    assert errors[0].startswith("HTTP 422") and errors[1:] == ["", ""]
+    assert errors[0].startswith("HTTP 500") and "response_format" in errors[0]
+    assert errors[1:] == ["", ""]
     assert client.schema_form == "json_object"
 
 
 def test_a_request_refused_in_both_forms_is_one_model_error(store):
     with ChatServer(schema_forms=()) as server:
         client = ChatClient(store, model="m", api_key="k", base_url=server.base_url, backoff=0)
-        with pytest.raises(ModelError, match="HTTP 422"):
+        with pytest.raises(ModelError, match="HTTP 500"):
             client.parse(HELLO, Move, purpose="t")
-        assert server.request_count == 2
+        assert server.request_count == 2  # one in each form: a refusal is not retried
     assert client.schema_form == "json_schema"
     assert [bool(call.gave_up) for call in store.calls()] == [True, False]
 

@@ -405,8 +405,11 @@ class ChatClient:
             _received(record, started, body)
             record.error = self._redact(_describe(exc))
             call = self._log(record, calls)
-            if schema is not None and form == "json_schema" and _form_refused(exc):
-                return self._other_form(key, request, purpose, schema, episode_id, calls, turn)
+            if schema is not None and _form_refused(exc):
+                if form == "json_schema":
+                    return self._other_form(key, request, purpose, schema, episode_id, calls, turn)
+                error = ModelError(f"{purpose}: {record.error}", purpose=purpose, call=call)
+                raise self.give_up(error, calls) from None  # refused in both forms: not transient
             if isinstance(exc, ValidationError | json.JSONDecodeError):
                 raise _Malformed(_short(exc), call) from None
             if _transient(exc):
@@ -428,13 +431,13 @@ class ChatClient:
         turn: int,
     ) -> _Attempt:
         """The endpoint refused a request in the ``json_schema`` form: ask again in the
-        ``json_object`` + ``schema`` form, and keep that form unless the endpoint refuses the
-        request in it too (then the request itself is at fault)."""
+        ``json_object`` + ``schema`` form, and keep that form unless the endpoint refuses it
+        too."""
         self.schema_form = "json_object"
         try:
             return self._send(key, request, purpose, schema, episode_id, calls, turn)
         except ModelError as again:
-            if again.call is not None and again.call.error.startswith(REFUSED_REQUEST):
+            if again.call is not None and "response_format" in again.call.error:
                 self.schema_form = "json_schema"
             raise
 
@@ -500,9 +503,9 @@ class _Refused(Exception):
     """The reply carries no usable content (empty choices, refusal, no content, cut off)."""
 
 
-REFUSED_STATUS = (400, 422)
-REFUSED_REQUEST = tuple(f"HTTP {status}" for status in REFUSED_STATUS)
-"""How the error of a call whose request the endpoint rejected begins."""
+REFUSED_STATUS = (400, 422, 500)
+"""Statuses an endpoint answers a request it cannot read with (llama-cpp-python's server
+answers a ``json_schema`` response format with a 500 naming the field)."""
 CUT_OFF = "the reply was cut off by the token limit (finish_reason 'length')"
 FILTERED = "the reply was withheld by the content filter"
 
@@ -574,7 +577,7 @@ def _check_structured(body: Mapping[str, Any], content: str, schema: type[BaseMo
 
 
 def _form_refused(exc: Exception) -> bool:
-    """Whether the endpoint rejected the request (HTTP 400 or 422) for its
+    """Whether the endpoint rejected the request (HTTP 400, 422 or 500) naming its
     ``response_format``: the ``json_schema`` form it does not read."""
     import openai
 

