@@ -135,13 +135,38 @@ SchemaForm = Literal["json_schema", "json_object"]
 (what llama-cpp-python's server reads)."""
 
 
+STRING_CHARS = 400
+"""Most characters in a string of a ``json_object``-form reply whose schema sets no bound."""
+ARRAY_ITEMS = 16
+"""Most items in an array of such a reply whose schema sets no bound."""
+
+
 def json_object_format(model: type[BaseModel]) -> dict[str, Any]:
     """``response_format`` in the ``json_object`` form, with the same strict schema the
-    ``json_schema`` form sends (every property required, no additional properties)."""
+    ``json_schema`` form sends (every property required, no additional properties), its
+    strings and arrays bounded (:func:`bounded`)."""
     from openai.lib._parsing._completions import type_to_response_format_param
 
     strict = type_to_response_format_param(model)  # what completions.parse() sends
-    return {"type": "json_object", "schema": strict["json_schema"]["schema"]}
+    return {"type": "json_object", "schema": bounded(strict["json_schema"]["schema"])}
+
+
+def bounded(schema: Any, chars: int = STRING_CHARS, items: int = ARRAY_ITEMS) -> Any:
+    """``schema`` with a ``maxLength`` on every free string and a ``maxItems`` on every
+    array that has none. The servers that read this form turn the schema into a grammar, and
+    a small model under a grammar can loop inside a string (``"12,000,000,000,…"``) until
+    the token limit cuts the reply off: bounded, every field closes and the reply parses."""
+    if isinstance(schema, list):
+        return [bounded(item, chars, items) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: bounded(value, chars, items) for key, value in schema.items()}
+    free = not {"enum", "const", "pattern", "format", "maxLength"} & set(out)
+    if out.get("type") == "string" and free:
+        out["maxLength"] = chars
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = items
+    return out
 
 
 class ChatClient:
