@@ -188,6 +188,18 @@ def test_the_step_limit_ends_the_episode(env, chat_server, store):
     assert len(io.taken) == 3 and io.done and metadata["calls"] == 3
 
 
+def test_an_action_with_no_word_is_not_grounded_but_asked_again(env, chat_server, store):
+    # SmolLM2-135M, for real: {"thought": "...", "action" : "..."} (bench/real_model.py)
+    chat_server.queue('{ "thought": "...", "action" : "..." }', {"thought": "t", "action": ""})
+    chat_server.responder = answers(["look around"])
+    io = start(env)
+    metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance())
+    assert [t.action for t in io.taken] == ["look around"]
+    assert [e["proposed"] for e in metadata["empty"]] == ["...", ""]
+    assert not metadata["grounded"] and metadata["calls"] == 4
+    assert "names no action" in chat_server.prompt_text(2)
+
+
 def test_a_failing_model_raises(env, chat_server, store):
     chat_server.queue(http_error(400, "model not found"))
     with pytest.raises(ModelError, match="model not found"):
