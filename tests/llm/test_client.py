@@ -366,3 +366,12 @@ def test_a_checked_answer_logs_its_correction_turn_and_why_it_gave_up(client, ch
     first, second = reversed(store.calls())
     assert (first.turn, first.gave_up, second.turn) == (0, "", 1)
     assert "action is empty" in second.gave_up and second.error == ""
+
+
+def test_a_raw_newline_inside_a_string_is_read_as_a_newline(client, chat_server, store):
+    # SmolLM2-135M under a grammar writes literal newlines inside strings (strict JSON has none)
+    chat_server.queue('{ "thought": "first line\nsecond line", "action": "look around" }')
+    move = client.parse(HELLO, Move, purpose="t")
+    assert move == Move(thought="first line\nsecond line", action="look around")
+    assert client.parse(HELLO, Move, purpose="t") == move  # and from the cache
+    assert chat_server.request_count == 1

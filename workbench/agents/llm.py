@@ -10,8 +10,9 @@ words the environment has used (in its listed actions, the task or recent observ
 passed through (its parser accepts forms its list does not enumerate, e.g. an object's full
 name, or opening a door that is already open); anything else is mapped to the closest listed
 action (:mod:`difflib`), and both are recorded. An action with no word in it at all (``""``,
-``"..."``) is not grounded: the model is told and asked again (recorded under ``empty``; the
-turns count against ``max_calls``). Rules from the guidance
+``"..."``) is not grounded: the model is told and asked again, and a second such answer in a
+row ends the episode (``stopped: no-action``; both recorded under ``empty``). Rules from the
+guidance
 review the grounded action as they do for the scripted agent: a veto skips it (the model is
 told why and asked again), a replacement is taken instead.
 """
@@ -211,6 +212,9 @@ class _Episode:
             proposed = reply.action.strip()
             if not words_of(proposed):  # e.g. "" or "...": no action to ground
                 self.empty.append({"step": self.io.next_step, "proposed": proposed})
+                if len(self.empty) > 1 and self.empty[-2]["step"] == self.io.next_step:
+                    self.stopped = "no-action"  # told once, and still no action
+                    return
                 self.note = NO_ACTION.format(proposed=proposed)
                 continue
             if proposed.split(" ", 1)[0].lower() == DELEGATE and self.guidance.delegates:

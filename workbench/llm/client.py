@@ -336,7 +336,7 @@ class ChatClient:
                     ) from None
                 conversation = [*conversation, *_correction(bad)]
                 continue
-            return response_model.model_validate_json(attempt.content)
+            return load_answer(response_model, attempt.content)
         raise AssertionError("unreachable")  # pragma: no cover
 
     # -- one logged attempt (with transport retries) --------------------------------------
@@ -393,7 +393,7 @@ class ChatClient:
             return None
         if schema is not None:
             try:
-                schema.model_validate_json(hit.response["content"])
+                load_answer(schema, hit.response["content"])
             except ValidationError:
                 return None
         return hit
@@ -420,11 +420,9 @@ class ChatClient:
         body: dict[str, Any] = {}
         form = self.schema_form
         try:
-            body, raw = self._post(request, schema, form)
+            body = self._post(request, schema, form)
             content = _content(body)
-            if schema is not None and form == "json_schema":
-                raw.parse()  # the openai client's own parsing: schema, length, content filter
-            elif schema is not None:
+            if schema is not None:
                 _check_structured(body, content, schema)
         except Exception as exc:
             _received(record, started, body)
@@ -468,9 +466,8 @@ class ChatClient:
 
     def _post(
         self, request: dict[str, Any], schema: type[BaseModel] | None, form: SchemaForm
-    ) -> tuple[dict, Any]:
-        """Send the request (its schema in ``form``); returns the reply's JSON body and the
-        raw response."""
+    ) -> dict[str, Any]:
+        """Send the request (its schema in ``form``); returns the reply's JSON body."""
         completions = self._client.chat.completions.with_raw_response
         params = request["params"]
         if schema is None:
@@ -492,7 +489,7 @@ class ChatClient:
             body = None
         if not isinstance(body, dict):
             raise _Refused("the endpoint's reply is not a JSON object")
-        return body, raw
+        return body
 
     def _limit(self, max_tokens: int | None) -> int | None:
         return self.max_tokens if max_tokens is None else max_tokens
@@ -591,14 +588,34 @@ def _int(value: Any) -> int | None:
 
 
 def _check_structured(body: Mapping[str, Any], content: str, schema: type[BaseModel]) -> None:
-    """What ``completions.parse()`` checks, for a reply asked for in the ``json_object`` form:
-    not cut off, not filtered, content that fits ``schema``."""
+    """What ``completions.parse()`` checks of a structured reply: not cut off, not filtered,
+    content that fits ``schema`` (read by :func:`load_answer`)."""
     choice = _first_choice(body) or {}
     if choice.get("finish_reason") == "length":
         raise _Refused(CUT_OFF)
     if choice.get("finish_reason") == "content_filter":
         raise _Refused(FILTERED)
-    schema.model_validate_json(content)
+    load_answer(schema, content)
+
+
+def load_answer(schema: type[ModelT], content: str) -> ModelT:
+    """``content`` as an instance of ``schema``. Raw control characters inside its strings
+    (a literal newline, which strict JSON forbids and grammar-constrained small models write)
+    are read as the characters they are; anything else malformed raises.
+
+    Raises:
+        ValidationError: the content is not JSON, or does not fit ``schema``.
+    """
+    try:
+        return schema.model_validate_json(content)
+    except ValidationError as error:
+        if not any(e["type"] == "json_invalid" for e in error.errors()):
+            raise
+        try:
+            lenient = json.loads(content, strict=False)
+        except ValueError:
+            raise error from None
+    return schema.model_validate_json(json.dumps(lenient))
 
 
 def _form_refused(exc: Exception) -> bool:
