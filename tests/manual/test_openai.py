@@ -88,7 +88,9 @@ def test_an_empty_grouping_fails_clearly_and_ends_on_the_call_that_wrote_it(
         '"rule_ids" : [ ] } ] }'
     )
     chat_server.queue(wrote, wrote)
-    with pytest.raises(ModelError, match="group 'rules.json' has no rules; rule_1 is in no group"):
+    with pytest.raises(
+        ModelError, match=r"group 'rules\.json' has no rules; rule_1 is in no group"
+    ):
         OpenAIFormulator(client).group_rules(RULES)
     first, second = reversed(store.calls())
     assert (first.turn, second.turn) == (0, 1)

@@ -313,6 +313,7 @@ class ChatClient:
         """
         params = _params(temperature, self._limit(max_tokens), seed)
         conversation = [dict(m) for m in messages]
+        said: list[str] = []
         for attempt_no in range(self.parse_retries + 1):
             request = {
                 "messages": conversation,
@@ -324,16 +325,19 @@ class ChatClient:
                     request, purpose, response_model, episode_id, calls, turn + attempt_no
                 )
             except _Malformed as bad:
-                if attempt_no == self.parse_retries:
+                repeated = _same_reply(bad.content, said)
+                if attempt_no == self.parse_retries or repeated:
+                    how = " (it wrote the same again after a correction)" if repeated else ""
                     raise self.give_up(
                         ModelError(
                             f"{purpose}: the model's reply did not fit {response_model.__name__} "
-                            f"after {attempt_no + 1} attempts: {bad}",
+                            f"after {attempt_no + 1} attempts{how}: {bad}",
                             purpose=purpose,
                             call=bad.call,
                         ),
                         calls,
                     ) from None
+                said.append(bad.content)
                 conversation = [*conversation, *_correction(bad)]
                 continue
             return load_answer(response_model, attempt.content)
@@ -669,6 +673,12 @@ def _short(exc: Exception, limit: int = 300) -> str:
     else:
         text = str(exc)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _same_reply(content: str, said: Sequence[str]) -> bool:
+    """Whether ``content`` repeats the reply before it but for whitespace: a model that does
+    not act on a correction (greedy decoding writes it again) is not asked a third time."""
+    return bool(said) and "".join(content.split()) == "".join(said[-1].split())
 
 
 def _correction(bad: _Malformed) -> list[dict[str, Any]]:
