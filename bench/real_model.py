@@ -9,7 +9,7 @@ calls did (read from the store's ``llm_calls``): calls sent, valid structured ou
 correction turns, questions that ended in a ``ModelError``, model time and the stage's wall
 time. Examples of what the model wrote that was refused follow the table.
 
-    python bench/real_model.py [--train 4] [--test 1] [--episodes 2] [--step-limit 6] [--keep DIR]
+    python bench/real_model.py [--train 4] [--test 1] [--episodes 1] [--step-limit 6] [--keep DIR]
 
 The baseline is the same stage with the offline heuristic where there is one (analysis): its
 wall time, measured in the same run, gives the ratio model / heuristic.
@@ -136,11 +136,20 @@ def analysis_run(output: str) -> str | None:
     return found.group(1) if found else None
 
 
+def supported_run(db: Path, runs: list[str | None]) -> str | None:
+    """The first of ``runs`` with a supported cluster (else the first)."""
+    with Store(db) as store:
+        for run in runs:
+            if run and any(c.status == "supported" for c in store.clusters(int(run))):
+                return run
+    return next((r for r in runs if r), None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--train", default="4", help="demo train episodes per world")
     parser.add_argument("--test", default="1", help="demo test episodes per world")
-    parser.add_argument("--episodes", default="2", help="LLM-agent episodes per world")
+    parser.add_argument("--episodes", default="1", help="LLM-agent episodes per world")
     parser.add_argument("--step-limit", default="6", help="LLM-agent actions per episode")
     parser.add_argument("--workers", default="2")
     parser.add_argument("--keep", type=Path, help="keep the database in this folder")
@@ -183,10 +192,18 @@ def run_stages(db: Path, args: argparse.Namespace) -> None:
         agent = ("--env", env, "--family", family, "--agent", "openai", "--batch", f"llm-{env}")
         limits = ("--episodes", args.episodes, "--step-limit", args.step_limit, "--workers", "1")
         outcomes.append(workbench(db, "agent", "run", *agent, *limits))
-    heuristic = workbench(db, "heuristic", "analyze")
-    outcomes.append(heuristic)
-    outcomes.append(workbench(db, "analyze", "analyze", "--reasoner", "openai"))
-    run = analysis_run(heuristic.said)  # compile the heuristic's clusters: some are supported
+    runs = []  # the LLM agent's failures, judged offline and by the model
+    for env in AGENT_FAMILIES:
+        heuristic = workbench(db, "heuristic", "analyze", "--batch", f"llm-{env}")
+        outcomes.append(heuristic)
+        runs.append(analysis_run(heuristic.said))
+        model = ("analyze", "--batch", f"llm-{env}", "--reasoner", "openai")
+        outcomes.append(workbench(db, "analyze", *model))
+    for batch in ("demo-textworld-train", "demo-train"):  # the demo's own, if the agent's fail
+        offline = workbench(db, "heuristic", "analyze", "--batch", batch)
+        outcomes.append(offline)
+        runs.append(analysis_run(offline.said))
+    run = supported_run(db, runs)  # compile offline clusters the analysis supports
     compiled = ("compile", "--reasoner", "openai", *(["--run", run] if run else []))
     outcomes.append(workbench(db, "compile", *compiled))
     outcomes.append(workbench(db, "rules", "manual", "build", "--episodes", "3"))

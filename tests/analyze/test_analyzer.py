@@ -194,6 +194,18 @@ def real_model_answers(request: dict) -> object:
     )
 
 
+def test_a_failure_without_action_steps_is_named_and_no_analyst_is_asked(runs, chat_server):
+    from workbench.analyze.openai import OpenAIAnalyst
+    from workbench.llm import ChatClient
+
+    # the LLM agent's first answer ended a real TextWorld episode before any action
+    add(runs, "none", "sw:freeze:1", False, [])
+    client = ChatClient(runs, model="m", api_key="k", base_url=chat_server.base_url, backoff=0)
+    report = analyze(runs, EpisodeFilter(task="sw:freeze:1"), OpenAIAnalyst(client))
+    assert report.rejected == ["none: the run has no action step to cite (the agent took none)"]
+    assert report.analyzed == 0 and chat_server.request_count == 0
+
+
 def test_failures_the_model_cannot_judge_are_named_and_the_others_analysed(runs, chat_server):
     from workbench.analyze.openai import OpenAIAnalyst
     from workbench.llm import ChatClient

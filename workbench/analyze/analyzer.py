@@ -14,6 +14,9 @@ from workbench.llm.client import ModelError
 from workbench.progress import NullProgress, Progress, check_cancel
 
 
+NO_STEPS = "the run has no action step to cite (the agent took none)"
+
+
 class ProposalRejected(ValueError):
     """A proposal cites steps that do not exist; it is not stored."""
 
@@ -27,7 +30,8 @@ class AnalysisReport:
     skipped: int = 0
     """Failures already analysed in this run (a resumed or repeated call)."""
     rejected: list[str] = field(default_factory=list)
-    """``episode: reason`` for proposals that failed the mechanical checks."""
+    """``episode: reason`` for proposals that failed the mechanical checks, and for failures
+    whose run has no action step to cite (no analyst is asked)."""
     failed: list[str] = field(default_factory=list)
     """``episode: reason`` for failures the analyst could not judge (its model call failed,
     or its answer still failed the check after a correction): nothing is stored for them, so
@@ -115,6 +119,10 @@ def analyze(
         for episode in todo:
             check_cancel(cancel)
             case = build_case(store, episode)
+            if not case.steps:  # nothing any analyst could cite: not asked
+                report.rejected.append(f"{episode.id}: {NO_STEPS}")
+                progress.advance(1)
+                continue
             try:
                 proposal = analyst.analyze_failure(case)
                 check(proposal, case)
