@@ -13,7 +13,6 @@ from workbench.analyze.clusters import cluster_run
 from workbench.llm.client import ModelError
 from workbench.progress import NullProgress, Progress, check_cancel
 
-
 NO_STEPS = "the run has no action step to cite (the agent took none)"
 
 
