@@ -188,6 +188,26 @@ def test_the_step_limit_ends_the_episode(env, chat_server, store):
     assert len(io.taken) == 3 and io.done and metadata["calls"] == 3
 
 
+def test_an_action_with_no_word_is_not_grounded_but_asked_again(env, chat_server, store):
+    # SmolLM2-135M, for real: {"thought": "...", "action" : "..."} (bench/real_model.py)
+    chat_server.queue('{ "thought": "...", "action" : "..." }', {"thought": "t", "action": "wait"})
+    chat_server.queue({"thought": "t", "action": ""})
+    chat_server.responder = answers(["look around"])
+    io = start(env)
+    metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance())
+    assert [t.action for t in io.taken] == ["wait", "look around"]
+    assert [e["proposed"] for e in metadata["empty"]] == ["...", ""]
+    assert metadata["calls"] == 5 and "names no action" in chat_server.prompt_text(1)
+    assert metadata["stopped"] == "agent"  # its STOP, not the empty answers
+
+
+def test_a_second_answer_with_no_action_in_a_row_ends_the_episode(env, chat_server, store):
+    chat_server.responder = lambda request: '{ "thought": "...", "action" : "..." }'
+    io = start(env)
+    metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance())
+    assert io.taken == [] and metadata["stopped"] == "no-action" and metadata["calls"] == 2
+
+
 def test_a_failing_model_raises(env, chat_server, store):
     chat_server.queue(http_error(400, "model not found"))
     with pytest.raises(ModelError, match="model not found"):

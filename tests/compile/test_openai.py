@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from store import OBLIGATIONS
 from tests.llm_server import refusal
 from workbench.analyze.analyst import FailureCase
 from workbench.compile import heuristic
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT, RETURN_SCHEMA
 from workbench.compile.openai import (
+    NO_ANSWER,
     ActivationAnswer,
     BoundaryAnswer,
     CitationAnswer,
@@ -34,11 +36,11 @@ from workbench.compile.openai import (
     SpecAnswer,
     SubagentAnswer,
     SubagentSlots,
+    render_attempt,
     to_proposal,
 )
 from workbench.compile.proposals import MemberCase
 from workbench.compile.specs import to_spec
-from workbench.llm import ModelError
 from workbench.llm.steps import CaseStep
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
@@ -616,8 +618,18 @@ def test_the_same_contract_twice_is_answered_from_the_cache(client, chat_server,
     assert hit.cached and not miss.cached and hit.prompt_hash == miss.prompt_hash
 
 
-def test_a_failed_contract_call_raises(client, chat_server, spec):
+def test_a_failed_contract_call_is_an_attempt_left_open_with_the_error(
+    client, chat_server, spec, store
+):
     chat_server.queue(refusal("No."))
-    with pytest.raises(ModelError, match=r"refused: No\.") as raised:
-        OpenAICompiler(client).propose_contract(spec, "rule", [])
-    assert raised.value.purpose == "compile.contract.rule"
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
+    assert proposal.kind == "rule" and proposal.contract is None
+    assert {r.obligation for r in proposal.report} == set(OBLIGATIONS)
+    assert all(not r.status and "refused: No." in r.witness for r in proposal.report)
+    attempt = decide(spec, proposal, 1, [])
+    assert not attempt.closed and "compile.contract.rule" in attempt.checks[0].witness
+    [call] = store.calls()
+    assert "refused: No." in call.gave_up
+    carried = [f"rule {w}" for w in witnesses(attempt)] + ["rule state: the guard reads nothing"]
+    prompt = render_attempt(spec, "skill", carried)
+    assert "the guard reads nothing" in prompt and NO_ANSWER not in prompt

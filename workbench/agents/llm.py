@@ -15,7 +15,10 @@ that differs only in case, punctuation or articles becomes the listed action; on
 words the environment has used (in its listed actions, the task or recent observations) is
 passed through (its parser accepts forms its list does not enumerate, e.g. an object's full
 name, or opening a door that is already open); anything else is mapped to the closest listed
-action (:mod:`difflib`), and both are recorded. Rules from the guidance
+action (:mod:`difflib`), and both are recorded. An action with no word in it at all (``""``,
+``"..."``) is not grounded: the model is told and asked again, and a second such answer in a
+row ends the episode (``stopped: no-action``; both recorded under ``empty``). Rules from the
+guidance
 review the grounded action as they do for the scripted agent: a veto skips it (the model is
 told why and asked again), a replacement is taken instead.
 """
@@ -50,6 +53,12 @@ from workbench.synth.retrieval import ExampleIndex, Hit, split_examples
 
 PURPOSE = "agent.act"
 """Purpose of the agent's model calls in the call log."""
+
+NO_ACTION = (
+    "Your last answer's action ({proposed!r}) names no action. Answer with one of the valid "
+    "actions, written as listed."
+)
+"""The note after an answer whose action has no word in it (SmolLM2-135M answers "...")."""
 
 DELEGATE = "delegate"
 """The action word that calls a subagent: ``delegate <id> [target]``."""
@@ -226,6 +235,8 @@ class _Episode:
         self.note = ""
         self.grounded: list[dict[str, Any]] = []
         self.vetoed: list[dict[str, Any]] = []
+        self.empty: list[dict[str, Any]] = []
+        """Answers whose action has no word (the model is told and asked again)."""
         self.delegations: list[dict[str, Any]] = []
         self.retrieved: list[dict[str, Any]] = []
         self.stopped = "done"
@@ -239,6 +250,13 @@ class _Episode:
             valid = self.io.env.valid_actions()
             reply = self._ask(valid)
             proposed = reply.action.strip()
+            if not words_of(proposed):  # e.g. "" or "...": no action to ground
+                self.empty.append({"step": self.io.next_step, "proposed": proposed})
+                if len(self.empty) > 1 and self.empty[-2]["step"] == self.io.next_step:
+                    self.stopped = "no-action"  # told once, and still no action
+                    return
+                self.note = NO_ACTION.format(proposed=proposed)
+                continue
             if proposed.split(" ", 1)[0].lower() == DELEGATE and self.guidance.delegates:
                 self._delegate(proposed)
                 continue
@@ -373,6 +391,7 @@ class _Episode:
             },
             "grounded": self.grounded,
             "vetoed": self.vetoed,
+            "empty": self.empty,
             "delegations": self.delegations,
             **({"examples": self.retrieved} if self.agent.examples else {}),
             "stopped": self.stopped,

@@ -84,6 +84,8 @@ Answer with the type and one sentence saying why."""
 
 FAILED_CHECKS = "model answer failed checks: "
 """How the reason of a cluster deferred for a twice-failed answer begins."""
+NO_ANSWER = "the model gave no usable contract: "
+"""How the witness of an attempt whose contract call failed begins."""
 UNRECOGNISED = "unrecognised"
 """Mechanism of a deferred cluster whose answer named none."""
 START_ACTION = "(start of the run)"
@@ -593,12 +595,13 @@ class OpenAICompiler:
         self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
     ) -> AttemptProposal:
         """The model's ``kind`` contract for ``spec`` and its four-entry closure report, for
-        the closure controller to decide on.
-
-        Raises:
-            ModelError: the call failed (after the client's retries).
-        """
-        return propose_contract(self.client, spec, kind, carried)
+        the closure controller to decide on. A failed call (after the client's retries) is
+        an attempt without a contract whose every obligation stays open with the error as
+        its witness: the next schema is tried, and a spec no schema closes is deferred."""
+        try:
+            return propose_contract(self.client, spec, kind, carried)
+        except ModelError as error:
+            return unanswered(kind, error)
 
     def select_kind(self, spec: InterventionSpec) -> KindChoice:
         """The model picks the type directly (the ``no-closure`` ablation).
@@ -948,8 +951,20 @@ def propose_contract(
     return to_attempt(answer, kind, spec)
 
 
+def unanswered(kind: ArtifactKind, error: ModelError) -> AttemptProposal:
+    """The attempt a failed contract call leaves: no contract, every obligation open with
+    the error as its witness."""
+    witness = f"{NO_ANSWER}{error}"
+    return AttemptProposal(
+        kind=kind,
+        report=[ObligationReport(obligation=o, status=False, witness=witness) for o in OBLIGATIONS],
+    )
+
+
 def render_attempt(spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str]) -> str:
-    """The user message of a contract call: the spec and the witnesses carried to ``kind``."""
+    """The user message of a contract call: the spec and the witnesses carried to ``kind``
+    (but not those of a schema whose call failed: they say nothing about the intervention)."""
+    carried = [w for w in carried if NO_ANSWER not in w]
     witnesses = "\n".join(f"- {w}" for w in carried)
     return CONTRACT_TEMPLATE.format(
         kind=kind,
