@@ -375,3 +375,20 @@ def test_a_raw_newline_inside_a_string_is_read_as_a_newline(client, chat_server,
     assert move == Move(thought="first line\nsecond line", action="look around")
     assert client.parse(HELLO, Move, purpose="t") == move  # and from the cache
     assert chat_server.request_count == 1
+
+
+def test_a_key_the_server_reflects_in_its_reply_is_neither_stored_nor_sent_back(
+    client, chat_server, store, db_path
+):
+    key = chat_server.api_key
+    chat_server.queue(
+        Reply(content=f'{{"thought": "your key is {key}", "action": '),  # malformed: corrected
+        {"thought": f"still {key}", "action": "look"},
+    )
+    move = client.parse(HELLO, Move, purpose="t")
+    assert move.thought == "still [redacted]"
+    correction = chat_server.requests[1]
+    assert key not in correction.raw and "[redacted]" in correction.raw
+    rows = store.conn.execute("SELECT response FROM llm_calls").fetchall()
+    assert len(rows) == 2 and all(key not in str(row[0]) for row in rows)
+    assert key.encode() not in db_path.read_bytes()

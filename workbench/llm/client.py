@@ -424,7 +424,7 @@ class ChatClient:
         body: dict[str, Any] = {}
         form = self.schema_form
         try:
-            body = self._post(request, schema, form)
+            body = self._scrubbed(self._post(request, schema, form))
             content = _content(body)
             if schema is not None:
                 _check_structured(body, content, schema)
@@ -523,6 +523,18 @@ class ChatClient:
         if self._secret and len(self._secret) >= 4:
             text = text.replace(self._secret, "[redacted]")
         return text
+
+    def _scrubbed(self, value: Any) -> Any:
+        """A reply with the key redacted wherever it appears: a server that reflects the key
+        (an echo, a debugging proxy) must not get it stored, parsed or sent back in a
+        correction."""
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, dict):
+            return {k: self._scrubbed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._scrubbed(v) for v in value]
+        return value
 
 
 class _Refused(Exception):
