@@ -8,7 +8,7 @@ import pytest
 
 from tests.agents.test_guidance_exits import COMPASS, Manor
 from tests.compile.cases import member, steps
-from tests.compile.test_heuristic import Offline, specs_of
+from tests.compile.test_heuristic import closure, specs_of
 from workbench.agents.guidance import (
     DelegateForm,
     Evidence,
@@ -19,7 +19,6 @@ from workbench.agents.guidance import (
     run_delegate,
 )
 from workbench.compile import heuristic
-from workbench.compile.compiler import first_closure
 from workbench.envs.lexicon import PLAIN
 
 KITCHEN = Manor().look()
@@ -57,13 +56,14 @@ def elsewhere(analysis_id: int, environment: str = "compass"):
 
 
 def test_an_object_in_another_room_becomes_a_subagent_that_explores_until_it_sees_it(compass):
-    [spec] = specs_of(elsewhere(1))
+    case = elsewhere(1)
+    [spec] = specs_of(case)
     assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
     assert spec.activation.trigger.value == heuristic.escape("take") + heuristic.OBJECT_PART
     assert spec.scope.objective.value == "find the {1}"
     route = [d.value for d in spec.scope.decisions]
     assert route == ["open wooden door", "go east", "go west", "go north", "take apple"]
-    *earlier, subagent = first_closure(Offline(), spec)
+    *earlier, subagent = closure(spec, case)
     assert [a.kind for a in earlier] == ["rule", "skill"] and not any(a.closed for a in earlier)
     assert subagent.kind == "subagent" and subagent.closed
     contract = subagent.contract
@@ -126,7 +126,7 @@ def test_a_move_through_a_direction_the_room_lacks_becomes_a_veto_where_no_such_
     case.case.environment = "compass"
     [spec] = specs_of(case)
     assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
-    [attempt] = first_closure(Offline(), spec)
+    [attempt] = closure(spec, case)
     assert attempt.kind == "rule" and attempt.closed
     assert attempt.contract["name"] == "go-only-through-shown-exits"
     rule = Guidance(forms=[RuleForm(**{**attempt.contract["form"], "id": "r"})])

@@ -10,6 +10,7 @@ from workbench.analyze.analyst import FailureCase
 from workbench.compile import heuristic
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT, RETURN_SCHEMA
+from workbench.compile.obligations import SpecEvidence
 from workbench.compile.openai import (
     ActivationAnswer,
     BoundaryAnswer,
@@ -106,7 +107,7 @@ GOOD_SPEC = SpecAnswer(
         observations=[
             ObservedAnswer(
                 text="the door to <X> is closed",
-                value=r"door to {1} \(that is closed\)",
+                value=r"door to the {1} \(that is closed\)",
                 absent=False,
                 citations=[cite("ep-a", 1), cite("ep-c", 1)],
             ),
@@ -353,12 +354,18 @@ def spec():
     return stored
 
 
+@pytest.fixture
+def evidence(spec) -> SpecEvidence:
+    """The spec's runs and what they demand (its patterns read in this process)."""
+    return SpecEvidence.of(spec, MEMBERS)
+
+
 def closed(slot: str, *citations: CitationAnswer) -> ObligationAnswer:
     return ObligationAnswer(status=True, slot=slot, citations=list(citations), witness="")
 
 
-def opened(witness: str) -> ObligationAnswer:
-    return ObligationAnswer(status=False, slot="", citations=[], witness=witness)
+def opened(witness: str, *citations: CitationAnswer) -> ObligationAnswer:
+    return ObligationAnswer(status=False, slot="", citations=list(citations), witness=witness)
 
 
 RULE_CLOSURE = ClosureAnswer(
@@ -379,7 +386,7 @@ RULE = RuleAnswer(
         negative=[cite("ep-b", 3)],
         form=RuleFormAnswer(
             when_action="go to (.+)",
-            when_evidence=r"door to {1} \(that is closed\)",
+            when_evidence=r"door to the {1} \(that is closed\)",
             unless_evidence=r"> open door to {1}\n",
             response="replace",
             replacement="open door to {1}",
@@ -389,9 +396,11 @@ RULE = RuleAnswer(
 )
 
 
-def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, store, spec):
+def test_a_rule_with_the_right_slots_and_citations_closes(
+    client, chat_server, store, spec, evidence
+):
     chat_server.queue(RULE)
-    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [], evidence.demands)
     contract = proposal.contract
     assert contract is not None and contract["name"] == "open-door-before-go-to"
     assert contract["positive"] == [
@@ -399,8 +408,8 @@ def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, s
         {"citation": {"episode_id": "ep-c", "start": 2, "end": 2}},
     ]
     assert contract["form"]["kind"] == "rule" and contract["form"]["id"] == contract["name"]
-    assert set(contract) == set(heuristic.propose(spec, "rule").contract or {})
-    attempt = decide(spec, proposal, 1, [])
+    assert set(contract) == set(heuristic.contract_for(spec, "rule") or {})
+    attempt = decide(spec, proposal, 1, [], evidence)
     assert attempt.closed and attempt.missing == []
     assert [(c.obligation, c.slot) for c in attempt.checks] == [
         ("observation", "guard"),
@@ -444,12 +453,13 @@ def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, s
         (
             {"closure": {"decision": closed("response", cite("ep-b", -1))}},
             "decision",
-            "the proposal cites malformed spans (ep-b@-1)",
+            "the proposal cites malformed spans (ep-b@-1) (the witness cites no step of the "
+            "cluster's runs)",
         ),
     ],
 )
 def test_the_controller_refuses_a_closure_the_contract_does_not_back(
-    client, chat_server, spec, changes, obligation, witness
+    client, chat_server, spec, evidence, changes, obligation, witness
 ):
     answer = RULE.model_copy(
         update={
@@ -458,9 +468,9 @@ def test_the_controller_refuses_a_closure_the_contract_does_not_back(
         }
     )
     chat_server.queue(answer)
-    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [], evidence.demands)
     assert all(r.status for r in answer.closure.__dict__.values())  # the model claims closure
-    attempt = decide(spec, proposal, 1, [])
+    attempt = decide(spec, proposal, 1, [], evidence)
     assert not attempt.closed
     check = next(c for c in attempt.checks if c.obligation == obligation)
     assert not check.closed and check.witness == witness
@@ -479,7 +489,7 @@ SKILL = SkillAnswer(
         probes=[ProbeAnswer(episode_id="ep-a", step=2)],
         form=ProcedureFormAnswer(
             when_action="go to (.+)",
-            when_evidence=r"door to {1} \(that is closed\)",
+            when_evidence=r"door to the {1} \(that is closed\)",
             unless_evidence="",
             steps=["open door to {1}"],
             loop=[],
@@ -527,18 +537,18 @@ SUBAGENT = SubagentAnswer(
 )
 
 
-def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_server, spec):
+def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_server, spec, evidence):
     chat_server.queue(SKILL, SUBAGENT)
     reasoner = OpenAICompiler(client)
-    skill = reasoner.propose_contract(spec, "skill", []).contract
+    skill = reasoner.propose_contract(spec, "skill", [], evidence.demands).contract
     assert skill is not None
     assert skill["inputs"] == ["1"] and skill["name"] == "open-door-first"
     assert skill["probes"] == [{"episode_id": "ep-a", "step": 2, "action": ""}]
-    assert set(skill) == set(heuristic.propose(spec, "skill").contract or {})
-    assert set(heuristic.propose(spec, "skill").contract["form"]) <= set(skill["form"])
+    assert set(skill) == set(heuristic.contract_for(spec, "skill") or {})
+    assert set(heuristic.contract_for(spec, "skill")["form"]) <= set(skill["form"])
     CONTRACT.validate_python(skill)
 
-    subagent = reasoner.propose_contract(spec, "subagent", []).contract
+    subagent = reasoner.propose_contract(spec, "subagent", [], evidence.demands).contract
     assert subagent is not None
     assert subagent["input_schema"] == {
         "type": "object",
@@ -558,10 +568,12 @@ def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_serve
     assert typed.form.objective == "reach the {1}"
 
 
-def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, chat_server, spec):
+def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(
+    client, chat_server, spec, evidence
+):
     chat_server.queue(SKILL)
     carried = ["rule decision: the correction takes two dependent decisions"]
-    OpenAICompiler(client).propose_contract(spec, "skill", carried)
+    OpenAICompiler(client).propose_contract(spec, "skill", carried, evidence.demands)
     system, user = chat_server.requests[0].messages
     assert "The schema is a SKILL." in system["content"]
     assert (
@@ -581,16 +593,20 @@ def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, ch
 
 
 def test_a_schema_that_cannot_own_the_intervention_proposes_no_contract(
-    client, chat_server, store, spec
+    client, chat_server, store, spec, evidence
 ):
     witness = "nothing has to stay private: the closed door is visible to the agent"
     chat_server.queue(
         SubagentAnswer(
             contract=None,
-            closure=RULE_CLOSURE.model_copy(update={"state": opened(witness)}),
+            closure=RULE_CLOSURE.model_copy(
+                update={"state": opened(witness, cite("ep-a", 1)), "decision": opened("no")}
+            ),
         )
     )
-    proposal = OpenAICompiler(client).propose_contract(spec, "subagent", ["rule state: x"])
+    proposal = OpenAICompiler(client).propose_contract(
+        spec, "subagent", ["rule state: x"], evidence.demands
+    )
     assert proposal.kind == "subagent" and proposal.contract is None
     assert [r.obligation for r in proposal.report] == [
         "observation",
@@ -598,26 +614,30 @@ def test_a_schema_that_cannot_own_the_intervention_proposes_no_contract(
         "decision",
         "completion",
     ]
-    attempt = decide(spec, proposal, 3, ["rule state: x"])
+    attempt = decide(spec, proposal, 3, ["rule state: x"], evidence)
     assert not attempt.closed and "form" in attempt.missing
     state = next(c for c in attempt.checks if c.obligation == "state")
-    assert state.witness == witness
+    assert state.witness == witness and [c.label() for c in state.citations] == ["ep-a@1"]
+    decision = next(c for c in attempt.checks if c.obligation == "decision")
+    assert decision.witness == "no (the witness cites no step of the cluster's runs)"
     assert len(store.calls("compile.contract.subagent")) == 1
     assert "No earlier schema" not in chat_server.prompt_text()
 
 
-def test_the_same_contract_twice_is_answered_from_the_cache(client, chat_server, store, spec):
+def test_the_same_contract_twice_is_answered_from_the_cache(
+    client, chat_server, store, spec, evidence
+):
     chat_server.queue(RULE)
     reasoner = OpenAICompiler(client)
-    first = reasoner.propose_contract(spec, "rule", [])
-    assert reasoner.propose_contract(spec, "rule", []) == first
+    first = reasoner.propose_contract(spec, "rule", [], evidence.demands)
+    assert reasoner.propose_contract(spec, "rule", [], evidence.demands) == first
     assert chat_server.request_count == 1
     hit, miss = store.calls("compile.contract.rule")
     assert hit.cached and not miss.cached and hit.prompt_hash == miss.prompt_hash
 
 
-def test_a_failed_contract_call_raises(client, chat_server, spec):
+def test_a_failed_contract_call_raises(client, chat_server, spec, evidence):
     chat_server.queue(refusal("No."))
     with pytest.raises(ModelError, match=r"refused: No\.") as raised:
-        OpenAICompiler(client).propose_contract(spec, "rule", [])
+        OpenAICompiler(client).propose_contract(spec, "rule", [], evidence.demands)
     assert raised.value.purpose == "compile.contract.rule"

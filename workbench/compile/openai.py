@@ -15,11 +15,13 @@ unsupported :class:`SpecProposal` with the reason) — deferral, not a best-effo
 
 **Contract proposals** make one call per attempted schema (purpose
 ``compile.contract.<kind>``). The prompt shows the spec (each field's text, value and cited
-spans) and the witnesses earlier schemas left open; the model fills the schema's contract
-slots, including the executable form, and a four-entry closure report. The answer is
-converted to the contract dict shapes of :mod:`workbench.compile.heuristic` and is *not*
-judged here: :func:`workbench.compile.closure.decide` decides closure mechanically, whatever
-the model claims.
+spans), what the cluster's runs demand of each obligation (read off its steps by
+:mod:`workbench.compile.obligations`, with the steps that show it) and the witnesses earlier
+schemas left open; the model fills the schema's contract slots, including the executable form,
+and a four-entry closure report. The answer is converted to the contract dict shapes of
+:mod:`workbench.compile.heuristic` and is *not* judged here:
+:func:`workbench.compile.closure.decide` decides closure mechanically against those demands,
+the same way for every reasoner, whatever the model claims.
 
 The response models below have only fixed fields (strict structured outputs reject free-form
 objects): name/value pairs stand in for mappings and the conversion builds the dicts.
@@ -49,6 +51,7 @@ from workbench.compare import entity_phrases
 from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, slug
 from workbench.compile.proposals import (
     AttemptProposal,
+    Demands,
     KindChoice,
     MemberCase,
     ObligationReport,
@@ -227,7 +230,15 @@ own: an open obligation with an honest witness hands the intervention to the nex
 which must then close that witness as well.
 
 The specification lists each field with its text, its machine value and the spans it cites, \
-labelled `episode@start` or `episode@start-end`.
+labelled `episode@start` or `episode@start-end`. The evidence section says what the cluster's \
+runs demand of each obligation, and which steps show it: observation (visible or hidden to the \
+agent when it decides), state (none, parent: kept from one step to the next within the agent's \
+recent history, private: longer or a way back to keep), decision (one, fixed: several in the \
+same order every time, discovered: their order depends on what is found) and completion \
+(immediate, result: at the end of the procedure, coverage: only after covering every place). \
+A rule owns up to visible, none, one and immediate; a skill up to parent, fixed and result; a \
+subagent everything but a hidden observation. A demand above the schema's is an open \
+obligation whatever you claim; an obligation you leave open must cite the steps that show why.
 
 """
 
@@ -314,6 +325,10 @@ Attempt the {kind} schema (position {position} of rule, skill, subagent).
 <specification>
 {spec}
 </specification>
+
+<evidence>
+{evidence}
+</evidence>
 
 {carried}"""
 
@@ -589,15 +604,15 @@ class OpenAICompiler:
         return extract_specs(self.client, members, self.max_steps_chars)
 
     def propose_contract(
-        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str], demands: Demands
     ) -> AttemptProposal:
         """The model's ``kind`` contract for ``spec`` and its four-entry closure report, for
-        the closure controller to decide on.
+        the closure controller to decide on against ``demands``.
 
         Raises:
             ModelError: the call failed (after the client's retries).
         """
-        return propose_contract(self.client, spec, kind, carried)
+        return propose_contract(self.client, spec, kind, carried, demands)
 
     def select_kind(self, spec: InterventionSpec) -> KindChoice:
         """The model picks the type directly (the ``no-closure`` ablation).
@@ -924,17 +939,21 @@ def _position(steps: Sequence[CaseStep], index: int | None) -> int | None:
 
 
 def propose_contract(
-    client: ChatClient, spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str]
+    client: ChatClient,
+    spec: InterventionSpec,
+    kind: ArtifactKind,
+    carried: Sequence[str],
+    demands: Demands,
 ) -> AttemptProposal:
     """The model's ``kind`` contract for ``spec`` and its closure report (unjudged: the
-    closure controller decides).
+    closure controller decides against ``demands``).
 
     Raises:
         ModelError: the call failed (after the client's retries).
     """
     messages = [
         {"role": "system", "content": contract_prompt(kind)},
-        {"role": "user", "content": render_attempt(spec, kind, carried)},
+        {"role": "user", "content": render_attempt(spec, kind, carried, demands)},
     ]
     episode = spec.sources[0] if len(spec.sources) == 1 else None
     answer = client.parse(
@@ -947,13 +966,17 @@ def propose_contract(
     return to_attempt(answer, kind, spec)
 
 
-def render_attempt(spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str]) -> str:
-    """The user message of a contract call: the spec and the witnesses carried to ``kind``."""
+def render_attempt(
+    spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str], demands: Demands
+) -> str:
+    """The user message of a contract call: the spec, what its runs demand, and the witnesses
+    carried to ``kind``."""
     witnesses = "\n".join(f"- {w}" for w in carried)
     return CONTRACT_TEMPLATE.format(
         kind=kind,
         position=SCHEMA_ORDER.index(kind) + 1,
         spec=render_spec(spec),
+        evidence="\n".join(demands.lines()),
         carried=CARRIED_TEMPLATE.format(witnesses=witnesses) if carried else NO_CARRIED,
     )
 
