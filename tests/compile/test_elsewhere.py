@@ -14,10 +14,11 @@ from workbench.agents.guidance import (
     Evidence,
     Guidance,
     RuleForm,
+    bind_inputs,
     match,
     review,
-    run_delegate,
 )
+from workbench.agents.subagents import World, run_subagent
 from workbench.compile import heuristic
 from workbench.envs.lexicon import PLAIN
 
@@ -68,15 +69,19 @@ def test_an_object_in_another_room_becomes_a_subagent_that_explores_until_it_see
     assert subagent.kind == "subagent" and subagent.closed
     contract = subagent.contract
     assert contract["name"] == "find-the-target-before-take"
-    assert contract["tools"] == ["move", "open", "check"]
+    assert contract["tools"] == ["move", "open"]  # what its runs walked through
+    assert list(contract["input_schema"]["properties"]) == ["target"]  # named, not "1"
     form = DelegateForm.model_validate(contract["form"])
+    assert form.strategy == "search-exits" and form.objective == "find the {target}"
     manor = Manor()
-    result = run_delegate(form, ("apple",), manor.act, manor.look, lambda: False, COMPASS)
+    world = World(manor.act, manor.look, list, lambda: False)
+    result = run_subagent(form, {"target": "apple"}, world, COMPASS)
     assert result.success and manor.room == "garden"
     here = Evidence("find the apple", "", look=GARDEN, lexicon=COMPASS)
     assert match(form, "take apple from the ground", here) is None  # in sight: not delegated
     elsewhere_ = Evidence("find the apple", "", look=HALL, lexicon=COMPASS)
-    assert match(form, "take apple from the ground", elsewhere_) == ("apple",)
+    groups = match(form, "take apple from the ground", elsewhere_)
+    assert bind_inputs(form, groups) == {"target": "apple"}
 
 
 def test_a_reading_that_knows_no_rooms_sees_no_scene_and_the_mechanism_does_not_fire(compass):

@@ -20,6 +20,7 @@ from workbench.compile.openai import (
     DelegateFormAnswer,
     DelegateProbeAnswer,
     ExecutionAnswer,
+    InputAnswer,
     InputValue,
     ObligationAnswer,
     ObservedAnswer,
@@ -510,7 +511,7 @@ SUBAGENT = SubagentAnswer(
         name="reach room",
         description="Reach the room the agent wants to go to, opening doors on the way.",
         invocation="the agent proposes 'go to <X>' and <X> is not adjacent",
-        inputs=["1"],
+        inputs=[InputAnswer(name="room", description="the room to reach", bind="{1}")],
         owned_state="the rooms visited",
         tools=["open door to", "go to"],
         success="the room description names <X>",
@@ -521,15 +522,18 @@ SUBAGENT = SubagentAnswer(
                 episode_id="ep-a",
                 step=2,
                 expect="failure",
-                inputs=[InputValue(name="{1}", value="nowhere")],
+                inputs=[InputValue(name="{room}", value="nowhere")],
             ),
         ],
         form=DelegateFormAnswer(
             when_action="go to (.+)",
             when_evidence="",
             unless_evidence="",
-            objective="reach the {1}",
-            success="This room is called the {1}",
+            objective="reach the {room}",
+            success="This room is called the {room}",
+            strategy="search-exits",
+            action="",
+            prompt="Walk through the doors until you are in the room; open closed ones.",
             max_steps=20,
         ),
     ),
@@ -552,8 +556,9 @@ def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_serve
     assert subagent is not None
     assert subagent["input_schema"] == {
         "type": "object",
-        "required": ["1"],
-        "properties": {"1": {"type": "string"}},
+        "required": ["room"],
+        "properties": {"room": {"type": "string", "description": "the room to reach"}},
+        "additionalProperties": False,
     }
     assert subagent["return_schema"] == RETURN_SCHEMA
     assert subagent["probes"][1] == {
@@ -561,11 +566,12 @@ def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_serve
         "step": 2,
         "action": "",
         "expect": "failure",
-        "inputs": {"1": "nowhere"},
+        "inputs": {"room": "nowhere"},
     }
     assert subagent["form"]["tools"] == ["open door to", "go to"]
     typed = CONTRACT.validate_python(subagent)
-    assert typed.form.objective == "reach the {1}"
+    assert typed.form.objective == "reach the {room}" and typed.form.inputs[0].bind == "{1}"
+    assert typed.form.prompt.startswith("Walk through the doors")
 
 
 def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(

@@ -214,14 +214,32 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     help="A version id, or an artifact name (its staged versions); default: every staged version.",
 )
 @workers_option
+@reasoner_option
 @db_option
-def replay_command(store: Store, artifact: str | None, workers: int) -> None:
+def replay_command(
+    store: Store, artifact: str | None, workers: int, reasoner_name: str | None
+) -> None:
     """Admit staged versions: contract gate, then paired replay on the real environment."""
-    _admit_all(store, _targets(store, artifact), workers, without_replay=False)
+    model = _subagent_model(store, reasoner_name)
+    _admit_all(store, _targets(store, artifact), workers, without_replay=False, model=model)
+
+
+def _subagent_model(store: Store, reasoner_name: str | None):
+    """The endpoint model-written subagents run on in the contract gate (``openai`` only)."""
+    from workbench.admit.gates import SubagentModel
+
+    config = chosen_backends(store, reasoner_name).config
+    if config.backend != "openai":
+        return None
+    return SubagentModel(config.base_url, config.model, config.api_key_env)
 
 
 def _admit_all(
-    store: Store, targets: list[ArtifactVersion], workers: int, without_replay: bool
+    store: Store,
+    targets: list[ArtifactVersion],
+    workers: int,
+    without_replay: bool,
+    model=None,
 ) -> None:
     """Run the gates on each target and print every check and the verdict."""
     from workbench.admit.repository import admit
@@ -242,6 +260,7 @@ def _admit_all(
                     executor=executor,
                     progress=RichProgress("episodes"),
                     without_replay=without_replay,
+                    model=model,
                 )
             except Cancelled:
                 raise click.ClickException(

@@ -53,9 +53,10 @@ from workbench.analyze.causes import error_signature, is_critical
 from workbench.analyze.families import short_name
 from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
 from workbench.compile import recorded
-from workbench.compile.contracts import RETURN_SCHEMA, slug
+from workbench.compile.contracts import RETURN_SCHEMA, input_schema, slug
 from workbench.compile.obligations import evidence_patterns, read_demands, runs_of
 from workbench.compile.proposals import (
+    Approach,
     AttemptProposal,
     Demands,
     KindChoice,
@@ -982,7 +983,7 @@ def obligations(
         "completion": _all([execution.completion]),
     }
     reports = []
-    unheld = "" if contract_for(spec, kind) else _unheld(spec, kind)
+    unheld = "" if contract_for(spec, kind, demands) else _unheld(spec, kind)
     for obligation in ("observation", "state", "decision", "completion"):
         demand = demands[obligation]
         if demand.exceeds(kind):
@@ -1054,14 +1055,20 @@ def _objective(spec: InterventionSpec) -> str | None:
 def propose(spec: InterventionSpec, kind: ArtifactKind, demands: Demands) -> AttemptProposal:
     """The heuristic's contract for ``kind`` and its closure report against ``demands``."""
     return AttemptProposal(
-        kind=kind, contract=contract_for(spec, kind), report=obligations(spec, kind, demands)
+        kind=kind,
+        contract=contract_for(spec, kind, demands),
+        report=obligations(spec, kind, demands),
     )
 
 
-def contract_for(spec: InterventionSpec, kind: ArtifactKind) -> dict | None:
-    """The contract ``kind`` takes for ``spec`` (``None``: the spec gives it nothing to hold)."""
-    builder = {"rule": _rule, "skill": _skill, "subagent": _subagent}[kind]
-    return builder(spec)
+def contract_for(
+    spec: InterventionSpec, kind: ArtifactKind, demands: Demands | None = None
+) -> dict | None:
+    """The contract ``kind`` takes for ``spec`` (``None``: the spec gives it nothing to hold;
+    a subagent also needs the approach its runs show, in ``demands``)."""
+    if kind == "subagent":
+        return _subagent(spec, demands.approach if demands else None)
+    return {"rule": _rule, "skill": _skill}[kind](spec)
 
 
 def name_for(spec: InterventionSpec) -> str:
@@ -1181,35 +1188,64 @@ def _skill(spec: InterventionSpec) -> dict | None:
     )
 
 
-def _subagent(spec: InterventionSpec) -> dict | None:
+def _subagent(spec: InterventionSpec, approach: Approach | None) -> dict | None:
+    """A subagent over named inputs bound to the trigger's groups, running the strategy its
+    runs show with the tools that strategy needs."""
     assert spec.activation and spec.scope and spec.execution
     execution = spec.execution
     objective = _objective(spec)
-    if objective is None or not execution.completion.value:
+    if objective is None or not execution.completion.value or approach is None:
         return None
     failure = execution.failure.text if execution.failure else NO_SUCCESS
-    unreachable = {name: "nowhere" for name in execution.inputs}
+    inputs = _inputs(spec)
+    names = {p: i["name"] for p, i in zip(execution.inputs, inputs, strict=True)}
+    unreachable = {i["name"]: "nowhere" for i in inputs}
     return _contract(
         spec,
         "subagent",
         {
-            "objective": objective,
-            "success": execution.completion.value,
+            "inputs": inputs,
+            "objective": _named(objective, names),
+            "success": _named(execution.completion.value, names),
+            "strategy": approach.strategy,
+            "action": _named(approach.action, names),
+            "tools": list(approach.tools),
             "max_steps": SUBAGENT_STEPS,
         },
         invocation=spec.activation.trigger.text,
-        input_schema={
-            "type": "object",
-            "required": execution.inputs,
-            "properties": {name: {"type": "string"} for name in execution.inputs},
-        },
+        input_schema=input_schema(inputs),
         owned_state=execution.state.text,
-        tools=["move", "open", "check"],
+        tools=list(approach.tools),
         success=execution.completion.text,
         failure=failure,
         return_schema=RETURN_SCHEMA,
         probes=_probes(spec) + _probes(spec, expect="failure", inputs=unreachable)[:1],
     )
+
+
+def _inputs(spec: InterventionSpec) -> list[dict]:
+    """The subagent's inputs: one per declared input of the spec, named (never numbered),
+    bound to the trigger group or task phrase it stands for."""
+    assert spec.activation and spec.execution
+    found = []
+    for k, placeholder in enumerate(spec.execution.inputs, start=1):
+        name = "target" if k == 1 else f"target_{k}"
+        what = "what the task names" if placeholder.startswith("E") else "what the agent proposed"
+        found.append(
+            {
+                "name": name,
+                "description": f"{what} ({spec.activation.trigger.text}: <X>)",
+                "bind": "{" + placeholder + "}",
+            }
+        )
+    return found
+
+
+def _named(template: str, names: dict[str, str]) -> str:
+    """``template`` with the spec's placeholders replaced by the subagent's input names."""
+    for placeholder, name in names.items():
+        template = template.replace("{" + placeholder + "}", "{" + name + "}")
+    return template
 
 
 def select_kind(spec: InterventionSpec) -> KindChoice:

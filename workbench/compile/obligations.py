@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from store import Citation, InterventionSpec
 from workbench.agents.guidance import Evidence, RuleForm, match
 from workbench.compare import entity_phrases
-from workbench.compile.proposals import HISTORY, Demand, Demands, MemberCase
+from workbench.compile.proposals import HISTORY, Approach, Demand, Demands, MemberCase
 from workbench.envs.lexicon import DIRECTIONS, Lexicon
 from workbench.envs.registry import lexicon_of
 from workbench.llm.steps import CaseStep
@@ -171,6 +171,7 @@ def read_demands(spec: InterventionSpec, runs: dict[str, Run], trusted: bool = T
         state=_state(spec, corrections),
         decision=_decision(spec, corrections),
         completion=_completion(spec, runs, corrections),
+        approach=next((a for c in corrections if (a := approach_of(c)) is not None), None),
     )
 
 
@@ -669,4 +670,78 @@ def _covered(correction: Correction) -> Demand | None:
                 [run.cite(correction.start), *(run.cite(s.index) for s in through), ended]
             )
         ),
+    )
+
+
+# -- approach ---------------------------------------------------------------------------------
+
+
+def approach_of(correction: Correction) -> Approach | None:
+    """The strategy a run's correction shows, from what its world offered: moving through
+    exits (opening containers on the way), an action repeated until a change, or one verb
+    tried on several candidates."""
+    run, steps = correction.run, correction.steps
+    roles = [(s, run.lexicon.role(s.action)) for s in steps]
+    span = (correction.span(),)
+    containers = [
+        s
+        for s, r in roles
+        if r.role == "open" and not run.lexicon.is_navigation(s.action) and r.target
+    ]
+    moves = [s for s, r in roles if r.role == "move"]
+    if moves and containers:
+        return Approach(
+            "search-containers",
+            ("move", "open"),
+            f"the run moved through {len(moves)} places and opened "
+            f"{', '.join(run.lexicon.role(s.action).target for s in containers)} on the way",
+            span,
+        )
+    if moves:
+        return Approach(
+            "search-exits", ("move", "open"), f"the run moved through {len(moves)} places", span
+        )
+    return _repeated(correction, roles) or _candidates(correction, roles)
+
+
+def _repeated(correction: Correction, roles: list) -> Approach | None:
+    """An action the correction repeats (waiting or checking until a change shows)."""
+    seen: dict[str, list[CaseStep]] = {}
+    for step, role in roles:
+        if role.role in ("wait", "check"):
+            seen.setdefault(" ".join(step.action.lower().split()), []).append(step)
+    action, steps = max(seen.items(), key=lambda kv: len(kv[1]), default=("", []))
+    if len(steps) < 2:
+        return None
+    role = correction.run.lexicon.role(steps[0].action).role
+    return Approach(
+        "wait-for-change",
+        tuple(sorted({role, "wait"})),
+        f"the run repeated '{action}' {len(steps)} times until the change showed",
+        tuple(correction.run.cite(s.index) for s in steps),
+        action=steps[0].action,
+    )
+
+
+def _candidates(correction: Correction, roles: list) -> Approach | None:
+    """One verb the correction applies to several objects in turn (testing candidates)."""
+    by_verb: dict[str, list[tuple[CaseStep, str]]] = {}
+    for step, role in roles:
+        if role.target and role.role in ("check", "other", "take"):
+            by_verb.setdefault(role.verb, []).append((step, role.target))
+    verb, tried = max(by_verb.items(), key=lambda kv: len(kv[1]), default=("", []))
+    if len({t for _, t in tried}) < 2:
+        return None
+    step, target = tried[0]
+    at = step.action.lower().find(target)
+    if at < 0:
+        return None
+    template = step.action[:at] + "{candidate}" + step.action[at + len(target) :]
+    role = correction.run.lexicon.role(step.action).role
+    return Approach(
+        "test-candidates",
+        (role,),
+        f"the run tried '{verb}' on {len(tried)} candidates in turn",
+        tuple(correction.run.cite(s.index) for s, _ in tried),
+        action=template,
     )

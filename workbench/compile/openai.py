@@ -48,7 +48,7 @@ from store import (
 )
 from store.artifacts import StateOwner
 from workbench.compare import entity_phrases
-from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, slug
+from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, input_schema, slug
 from workbench.compile.proposals import (
     AttemptProposal,
     Demands,
@@ -273,27 +273,37 @@ happens when a step is rejected), expected_result (the observable result that en
 the decision), form."""
 
 SUBAGENT_SECTION = """\
-The schema is a SUBAGENT. The agent delegates a closed objective when the proposed action \
-matches `form.when_action` in full, `form.when_evidence` is found in the evidence text and \
-`form.unless_evidence` is not. The subagent sees only its declared inputs, its own \
-observations and the room descriptions; it keeps private state (the places it visited and the \
-way back), may use only its tools (action roles read through the world's grammar: `move`, \
-`open`, `check`, `take`, `decide`, `wait`, `other`; or action prefixes) and explores depth \
-first through the exits each room description shows, opening closed ones and going back the \
-way it came, until the room description or its `here:`/`exit:` lines match `form.success` \
-(success) or `form.max_steps` actions are spent (failure). It returns its status, the steps \
-taken, the places visited and a reason; the runtime fixes that return schema and fills the \
-return_schema slot.
+The schema is a SUBAGENT: a sub-policy the agent hands a closed objective to, when the \
+proposed action matches `form.when_action` in full, `form.when_evidence` is found in the \
+evidence text and `form.unless_evidence` is not. It starts in a fresh context: only its \
+declared inputs, never the agent's history. Each input has a name (lowercase letters, digits \
+and underscores; never a number), a description, and a bind: how the agent fills it from what \
+it matched (a template of the trigger's groups and the task's named phrases, e.g. `{1}`). The \
+subagent's own templates (`form.objective`, `form.success`, `form.action`) use only its inputs, \
+by name (`{target}`). It runs its own loop within `form.max_steps` steps and may use only its \
+tools (action roles read through the world's grammar: `move`, `open`, `check`, `take`, \
+`decide`, `wait`, `other`; or action prefixes): anything else it proposes is refused and \
+recorded. Without a model it follows `form.strategy`, chosen from what the world offers in \
+the runs (the evidence's approach line): `search-exits` (depth first through the exits the \
+room descriptions show, opening closed ones, coming back the way it went), \
+`search-containers` (the same walk, opening every closed container on the way), \
+`test-candidates` (`form.action` with `{candidate}` on each candidate the valid actions \
+offer) or `wait-for-change` (`form.action` again and again). With a model it follows \
+`form.prompt`, its own instructions. It ends with success when what it observes (its latest \
+observation, or the room description and its `here:`/`exit:` lines) matches `form.success`, \
+and with failure when its steps are spent or nothing is left to try; it returns its status, \
+steps, what it found and where, the places or candidates it went through, the actions it was \
+refused and a reason (the runtime fixes that return schema).
 
 Contract fields: name (a few lowercase words joined by dashes), description (one or two \
-sentences), invocation (when the agent delegates, and when it must not), inputs (the declared \
-inputs, without braces; they fill the input_schema slot), owned_state (the private state it \
-keeps), tools, success and failure (when it ends each way, in words), probes (recorded \
-decision points it is invoked from: an episode_id, the step index, expect (`success` or \
-`failure`) and inputs, name and value pairs that replace the bound values, e.g. an \
-unreachable target for a failure probe, or empty to bind them from the recorded action), \
-form (objective: a template; success: a pattern on the room description and its scene \
-lines, e.g. `\\nhere: {1}(?:\\n|$)` to arrive in a place, or the target's name to see it)."""
+sentences), invocation (when the agent delegates, and when it must not), inputs (name, \
+description, bind; they make the input schema), owned_state (the private state it keeps), \
+tools, success and failure (when it ends each way, in words), probes (recorded decision \
+points it is invoked from: an episode_id, the step index, expect (`success` or `failure`) and \
+inputs, name and value pairs by input name that replace the bound values, e.g. an unreachable \
+target for a failure probe, or empty to bind them from the recorded action), form \
+(objective, success — e.g. `\\nhere: {target}(?:\\n|$)` to arrive in a place, or the \
+target's name to see it —, strategy, action, prompt, max_steps)."""
 
 SECTIONS: dict[str, str] = {
     "rule": RULE_SECTION,
@@ -533,6 +543,15 @@ class InputValue(_Answer):
     value: str
 
 
+class InputAnswer(_Answer):
+    """One declared input of a subagent."""
+
+    name: str
+    description: str
+    bind: str
+    """How the agent fills it from its match (``{1}``, ``{E2}``)."""
+
+
 class DelegateProbeAnswer(ProbeAnswer):
     """A recorded decision point a subagent is invoked from."""
 
@@ -541,10 +560,13 @@ class DelegateProbeAnswer(ProbeAnswer):
 
 
 class DelegateFormAnswer(_FormAnswer):
-    """The executable delegated loop (:class:`~workbench.agents.guidance.DelegateForm`)."""
+    """The executable sub-policy (:class:`~workbench.agents.guidance.DelegateForm`)."""
 
     objective: str
     success: str
+    strategy: Literal["search-exits", "search-containers", "test-candidates", "wait-for-change"]
+    action: str
+    prompt: str
     max_steps: int
 
 
@@ -555,7 +577,7 @@ class SubagentSlots(_Answer):
     name: str
     description: str
     invocation: str
-    inputs: list[str]
+    inputs: list[InputAnswer]
     owned_state: str
     tools: list[str]
     success: str
@@ -1109,6 +1131,12 @@ def _skill(slots: SkillSlots, name: str) -> dict:
 
 def _subagent(slots: SubagentSlots, name: str) -> dict:
     form = _form("subagent", name, slots.form)
+    inputs = [
+        {"name": i.name.strip().strip("{}"), "description": i.description, "bind": i.bind.strip()}
+        for i in slots.inputs
+        if i.name.strip().strip("{}")
+    ]
+    form["inputs"] = inputs
     if slots.tools:
         form["tools"] = slots.tools  # the form runs with the scope the contract declares
     return {
@@ -1116,7 +1144,7 @@ def _subagent(slots: SubagentSlots, name: str) -> dict:
         "name": name,
         "description": slots.description,
         "invocation": slots.invocation,
-        "input_schema": input_schema(_names(slots.inputs)),
+        "input_schema": input_schema(inputs),
         "owned_state": slots.owned_state,
         "tools": slots.tools,
         "success": slots.success,
@@ -1133,18 +1161,6 @@ def _subagent(slots: SubagentSlots, name: str) -> dict:
             for p in slots.probes
         ],
         "form": form,
-    }
-
-
-def input_schema(inputs: list[str]) -> dict:
-    """The JSON schema of declared inputs (empty when none is declared: the slot stays
-    unfilled, as closure must see it)."""
-    if not inputs:
-        return {}
-    return {
-        "type": "object",
-        "required": inputs,
-        "properties": {name: {"type": "string"} for name in inputs},
     }
 
 

@@ -100,25 +100,52 @@ class Demand:
 
 
 @dataclass(frozen=True)
+class Approach:
+    """How the successes carried a correction of several decisions out, as one of the
+    strategies a subagent can run offline (see :mod:`workbench.agents.subagents`)."""
+
+    strategy: str
+    """``search-exits``, ``search-containers``, ``test-candidates`` or ``wait-for-change``."""
+    tools: tuple[str, ...]
+    """The action roles it needs."""
+    text: str
+    """What the runs show, in words."""
+    citations: tuple[Citation, ...] = ()
+    action: str = ""
+    """The action it tries on each candidate (``{candidate}``) or repeats."""
+
+
+@dataclass(frozen=True)
 class Demands:
-    """The four demands of one spec."""
+    """The four demands of one spec (and how its successes went about the correction)."""
 
     observation: Demand
     state: Demand
     decision: Demand
     completion: Demand
+    approach: Approach | None = None
+    """How the correction was carried out, when it takes several decisions."""
 
     def __getitem__(self, obligation: ObligationName) -> Demand:
         return getattr(self, obligation)
 
     def lines(self) -> list[str]:
-        """One line per obligation: level, what shows it, and its citations."""
-        return [
+        """One line per obligation: level, what shows it, and its citations (then the
+        approach, when there is one)."""
+        found = [
             f"{d.obligation}: {d.level} — {d.text} (cites "
             + (", ".join(c.label() for c in d.citations) or "nothing")
             + ")"
             for d in (self.observation, self.state, self.decision, self.completion)
         ]
+        if self.approach is not None:
+            a = self.approach
+            found.append(
+                f"approach: {a.strategy} (tools {', '.join(a.tools)}"
+                + (f"; action {a.action}" if a.action else "")
+                + f") — {a.text}"
+            )
+        return found
 
 
 class MemberCase(BaseModel):
