@@ -40,14 +40,18 @@ def subagent_of(recorded: Recorded) -> ArtifactVersion:
 
 
 @pytest.mark.parametrize("world", ["scienceworld_runs", "textworld_runs"])
-def test_a_compiled_subagent_is_named_scoped_and_passes_its_gate(world, request, tmp_path):
-    recorded = request.getfixturevalue(world)
-    version = subagent_of(recorded)
-    contract = CONTRACT.validate_python(version.contract)
+def test_a_compiled_subagent_has_named_inputs_and_the_strategy_its_runs_show(world, request):
+    contract = CONTRACT.validate_python(subagent_of(request.getfixturevalue(world)).contract)
     assert list(contract.input_schema["properties"]) == ["target"]  # named, never "1"
     assert contract.form.strategy == "search-exits" and contract.tools == ["move", "open"]
     assert [i.bind for i in contract.form.inputs] == ["{1}"]
-    with Store(copy_of(recorded, tmp_path)) as store:
+    assert contract.form.objective.endswith("the {target}")
+
+
+def test_a_compiled_subagent_passes_its_gate_by_its_strategy(textworld_runs, tmp_path):
+    """(The ScienceWorld one is admitted through the same gate by README's Example.)"""
+    version = subagent_of(textworld_runs)
+    with Store(copy_of(textworld_runs, tmp_path)) as store:
         gate = contract_gate(store, store.version(version.id))
     assert gate.passed, gate.checks
     details = [c.detail for c in gate.checks]

@@ -67,8 +67,9 @@ class Probe(BaseModel):
     expect: Literal["success", "failure"] = "success"
     """Which termination the probe must reach."""
     inputs: dict[str, str] = Field(default_factory=dict)
-    """Input values to use instead of the ones the action binds (e.g. an unreachable target,
-    to reach failure termination)."""
+    """A subagent's input values by name, instead of the ones the action binds (e.g. an
+    unreachable target, to reach failure termination); a number names the input bound to
+    that group (probes of the first subagent format)."""
 
 
 class _Contract(BaseModel):

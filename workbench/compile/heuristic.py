@@ -995,9 +995,7 @@ def obligations(
         slot = SLOTS[kind][obligation]
         if obligation == "observation" and kind == "rule" and not activation.observations:
             slot = "activation"
-        reports.append(
-            _report(obligation, not lack, slot, cited[obligation] or cited["decision"], lack)
-        )
+        reports.append(_report(obligation, not lack, slot, cited[obligation], lack))
     return reports
 
 
@@ -1230,14 +1228,12 @@ def _inputs(spec: InterventionSpec) -> list[dict]:
     found = []
     for k, placeholder in enumerate(spec.execution.inputs, start=1):
         name = "target" if k == 1 else f"target_{k}"
-        what = "what the task names" if placeholder.startswith("E") else "what the agent proposed"
-        found.append(
-            {
-                "name": name,
-                "description": f"{what} ({spec.activation.trigger.text}: <X>)",
-                "bind": "{" + placeholder + "}",
-            }
+        what = (
+            f"the phrase the task names as {{{placeholder}}}"
+            if placeholder.startswith("E")
+            else f"the <X> the agent named ({spec.activation.trigger.text})"
         )
+        found.append({"name": name, "description": what, "bind": "{" + placeholder + "}"})
     return found
 
 

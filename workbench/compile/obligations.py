@@ -24,9 +24,11 @@ completion     ``immediate``: observed where the decision is taken; ``result``: 
                nowhere can be told only by covering every place.
 =============  ===============================================================================
 
-Each schema owns up to a level (:data:`~workbench.compile.proposals.CAPACITY`); a demand above it is an insufficiency
-witness whatever a reasoner claims (:func:`workbench.compile.closure.decide`), and it names the
-steps that show it.
+Each schema owns up to a level (:data:`~workbench.compile.proposals.CAPACITY`); a demand
+above it is an insufficiency witness whatever a reasoner claims
+(:func:`workbench.compile.closure.decide`), and it names the steps that show it. How the
+successes went about a correction of several decisions is read too (:func:`approach_of`): the
+strategy a subagent would run offline.
 """
 
 from __future__ import annotations
