@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import pytest
 
+from tests.agents.test_guidance_exits import COMPASS
 from tests.compile.cases import steps
 from workbench.compile.obligations import Correction, Run, approach_of
 from workbench.envs.lexicon import PLAIN
 from workbench.llm.steps import CaseStep
 
 
-def correction(*rows: tuple[str, str]) -> Correction:
+def correction(*rows: tuple[str, str], lexicon=COMPASS) -> Correction:
+    """A run whose world reads room texts headed ``-= Room =-`` (compass exits)."""
     taken = tuple(steps(*rows))
-    run = Run("s1", "Find the key.", PLAIN, (CaseStep(index=0, observation="start"), *taken))
+    run = Run("s1", "Find the key.", lexicon, (CaseStep(index=0, observation="start"), *taken))
     return Correction(run, taken, taken[-1].index, frozenset())
 
 
@@ -55,3 +57,8 @@ def test_the_strategy_follows_what_the_run_did(rows, strategy, action, tools):
 
 def test_a_correction_of_unrelated_steps_offers_no_strategy():
     assert approach_of(correction(("take key", "Taken."), ("drop key", "Dropped."))) is None
+
+
+def test_moves_in_a_world_whose_rooms_cannot_be_read_offer_no_search():
+    walked = correction(("go north", "-= Hall =-"), ("take key", "Taken."), lexicon=PLAIN)
+    assert approach_of(walked) is None

@@ -19,7 +19,7 @@ from workbench.agents.guidance import (
     review,
 )
 from workbench.agents.subagents import World, run_subagent
-from workbench.compile import heuristic
+from workbench.compile import heuristic, obligations
 from workbench.envs.lexicon import PLAIN
 
 KITCHEN = Manor().look()
@@ -35,7 +35,8 @@ def compass(monkeypatch):
     through the plain reading (which knows no room format)."""
     real = heuristic.lexicon_of
     worlds = {"compass": COMPASS, "plain": PLAIN}
-    monkeypatch.setattr(heuristic, "lexicon_of", lambda name: worlds.get(name) or real(name))
+    for module in (heuristic, obligations):  # the mechanisms and the demands read alike
+        monkeypatch.setattr(module, "lexicon_of", lambda name: worlds.get(name) or real(name))
 
 
 def elsewhere(analysis_id: int, environment: str = "compass"):

@@ -680,8 +680,8 @@ def _covered(correction: Correction) -> Demand | None:
 
 def approach_of(correction: Correction) -> Approach | None:
     """The strategy a run's correction shows, from what its world offered: moving through
-    exits (opening containers on the way), an action repeated until a change, or one verb
-    tried on several candidates."""
+    exits its room texts show (opening containers on the way), an action repeated until a
+    change, or one verb tried on several candidates."""
     run, steps = correction.run, correction.steps
     roles = [(s, run.lexicon.role(s.action)) for s in steps]
     span = (correction.span(),)
@@ -690,7 +690,8 @@ def approach_of(correction: Correction) -> Approach | None:
         for s, r in roles
         if r.role == "open" and not run.lexicon.is_navigation(s.action) and r.target
     ]
-    moves = [s for s, r in roles if r.role == "move"]
+    readable = any(run.lexicon.scene(s.observation) for s in run.steps if s.observation)
+    moves = [s for s, r in roles if r.role == "move"] if readable else []  # no exits to walk
     if moves and containers:
         return Approach(
             "search-containers",
