@@ -188,6 +188,8 @@ def play_episode(
         metadata["error"] = traceback.format_exc(limit=20)
     if interaction.uses:
         metadata["guidance_uses"] = interaction.uses
+    if interaction.delegations:
+        metadata["guidance_delegations"] = interaction.delegations
     usage = Usage.model_validate(metadata.get("usage") or {})
     success = env.success() and not error
     task = Task(

@@ -11,9 +11,8 @@ import pytest
 
 from store import ArtifactVersion, Gate, Store
 from tests.compile.cases import blocked, premature, unnamed
-from tests.compile.test_heuristic import Offline, specs_of
+from tests.compile.test_heuristic import closure, specs_of
 from workbench.admit.repository import export
-from workbench.compile.compiler import first_closure
 from workbench.compile.wording import as_pattern, input_names, readable
 
 
@@ -22,7 +21,7 @@ def exported(store: Store, tmp_path: Path) -> Path:
     """RULES.md and SKILL.md of the contracts compiled from three failure shapes."""
     for member in (blocked(1, 10), premature(2, 11), unnamed(3, 12)):
         [spec] = specs_of(member)
-        closed = [a for a in first_closure(Offline(), spec) if a.closed][-1]
+        closed = [a for a in closure(spec, member) if a.closed][-1]
         version = store.stage_version(
             ArtifactVersion(
                 artifact=closed.contract["name"],

@@ -33,7 +33,7 @@ from workbench.admit.evidence import (
     trigger_cases,
     without_replay_gate,
 )
-from workbench.admit.gates import contract_gate, replay_gate
+from workbench.admit.gates import SubagentModel, contract_gate, replay_gate
 from workbench.agents.guidance import Guidance
 from workbench.compile.contracts import (
     CONTRACT,
@@ -176,9 +176,11 @@ def admit(
     cancel: threading.Event | None = None,
     regime: Regime = "gated",
     without_replay: bool = False,
+    model: SubagentModel | None = None,
 ) -> Admission:
     """Run both gates on a staged version and record the verdicts (active or rejected); the
-    replay gate plays its episodes on ``executor``.
+    replay gate plays its episodes on ``executor``; the contract gate invokes a subagent
+    written with a prompt on ``model`` when one is given.
 
     ``regime`` exists for ablations (``workbench evolve``): ``no-replay-gate`` admits on the
     contract gate alone, ``no-preservation`` replays the correction set only,
@@ -199,7 +201,9 @@ def admit(
             "only staged versions face the gates"
         )
     gate = version.contract_gate or (
-        skipped_contract_gate() if regime == "no-contract-gate" else contract_gate(store, version)
+        skipped_contract_gate()
+        if regime == "no-contract-gate"
+        else contract_gate(store, version, model=model)
     )
     if not gate.passed:
         store.record_gate(version_id, "contract", gate, "rejected")
@@ -351,7 +355,14 @@ def export(store: Store, folder: Path) -> list[Path]:
             "",
             f"**Owns.** {inline(agent.owned_state)}",
             "",
-            f"**Tools.** {inline(', '.join(agent.tools))}",
+            f"**Tools.** {inline(', '.join(agent.tools))} (anything else it proposes is refused)",
+            "",
+            f"**Policy.** {inline(agent.form.strategy)} offline, within {agent.form.max_steps} steps"
+            + (
+                f"; with a model, its own prompt:\n\n> {inline(agent.form.prompt)}"
+                if agent.form.prompt
+                else ""
+            ),
             "",
             f"**Success.** {inline(agent.success)}",
             "",

@@ -333,7 +333,7 @@ def _failure(store: Store, case: BuildCase) -> BuilderAnswer:
     [proposal] = compile_heuristic.extract_specs([member])
     spec = to_spec(proposal, 0, "heuristic", {0: member})
     if spec.status == "supported":
-        contract = compile_heuristic.propose(spec, "rule").contract
+        contract = compile_heuristic.contract_for(spec, "rule")
         form = contract["form"] if contract else None
     rejection = compile_heuristic.first_line(at.observation) or "no visible error"
     critical = is_critical(at)
