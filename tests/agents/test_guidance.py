@@ -15,6 +15,7 @@ from workbench.agents.guidance import (
     run_procedure,
 )
 from workbench.agents.subagents import World, run_subagent
+from workbench.patterns import PatternTimeout
 
 HALLWAY = (
     "This room is called the hallway. You also see:\n\tA door to the kitchen (that is closed)\n"
@@ -157,3 +158,17 @@ def test_a_subagent_without_its_inputs_does_not_start():
     house = House()
     result = run_subagent(NAV, {}, world_of(house))
     assert not result.success and result.reason == "missing inputs: room" and not house.actions
+
+
+PATHOLOGICAL = r"(a|aa)+c"
+"""Nested alternation: exponential backtracking on a run of a's with no c after it."""
+
+
+def test_a_pathological_pattern_stops_at_its_time_limit_with_a_clear_error():
+    rule = RuleForm(id="slow", when_action=r"go to (.+)", when_evidence=PATHOLOGICAL)
+    stuck = Evidence(instruction="boil water", observation="a" * 60)
+    with pytest.raises(PatternTimeout, match=r"ran past its 0\.5 s limit"):
+        review(Guidance(forms=[rule]), "go to kitchen", stuck)
+    skill = ProcedureForm(id="s", when_action=r"(.+)", steps=["look around"], until=PATHOLOGICAL)
+    with pytest.raises(PatternTimeout):
+        run_procedure(skill, ("x",), lambda action, thought: "a" * 60, lambda: False)

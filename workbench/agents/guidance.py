@@ -29,6 +29,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workbench import patterns
 from workbench.compare import entity_phrases
 from workbench.envs.lexicon import Lexicon
 from workbench.envs.registry import INSTALLED
@@ -317,14 +318,14 @@ def _fill(template: str, groups: tuple[str, ...], escape: bool) -> str:
 def match(form: _Form, action: str, evidence: Evidence) -> Bindings | None:
     """The action pattern's groups when ``form`` applies to ``action`` here, else ``None``."""
     entities = entity_phrases(evidence.instruction)
-    found = re.fullmatch(_fill(form.when_action, Bindings((), entities), True), action)
+    found = patterns.fullmatch(_fill(form.when_action, Bindings((), entities), True), action)
     if found is None:
         return None
     groups = Bindings(tuple(g or "" for g in found.groups()), entities)
     text = evidence.text()
-    if form.when_evidence and not re.search(_fill(form.when_evidence, groups, True), text):
+    if form.when_evidence and not patterns.search(_fill(form.when_evidence, groups, True), text):
         return None
-    if form.unless_evidence and re.search(_fill(form.unless_evidence, groups, True), text):
+    if form.unless_evidence and patterns.search(_fill(form.unless_evidence, groups, True), text):
         return None
     return groups
 
@@ -366,9 +367,9 @@ def run_procedure(
             return False
         observation = act(_fill(template, groups, False), f"skill {form.id}: step")
     if not form.loop:
-        return not until or re.search(until, observation) is not None
+        return not until or patterns.search(until, observation) is not None
     for _ in range(form.max_rounds):
-        if until and re.search(until, observation):
+        if until and patterns.search(until, observation):
             return True
         for template in form.loop:
             if done():
@@ -376,4 +377,4 @@ def run_procedure(
             observation = act(
                 _fill(template, groups, False), f"skill {form.id}: repeat until result"
             )
-    return bool(until) and re.search(until, observation) is not None
+    return bool(until) and patterns.search(until, observation) is not None

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from workbench import patterns
 from workbench.agents.guidance import Act, DelegateForm, fill_inputs
 from workbench.envs.lexicon import OPPOSITE, ROLES, Exit, Lexicon, Scene
 from workbench.envs.registry import INSTALLED
@@ -135,7 +136,7 @@ class Scope:
         self.where = ""
         self.objective = fill_inputs(form.objective, self.inputs, False)
         success = fill_inputs(form.success, self.inputs, True)
-        self.goal = re.compile(success) if success else None
+        self.goal = success or None
         self.context: dict[str, Any] = {"inputs": dict(self.inputs), "history": []}
 
     def allowed(self, action: str) -> bool:
@@ -186,7 +187,7 @@ class Scope:
             return None
         scene = self.lexicon.scene(text)
         seen = text + ("\n" + scene.as_text() if scene is not None else "")
-        found = self.goal.search(seen)
+        found = patterns.search(self.goal, seen)
         if found is None:
             return None
         at = found.start() + len(found.group()) - len(found.group().lstrip("\n"))
@@ -350,13 +351,13 @@ def try_candidates(scope: Scope) -> SubagentResult:
     if CANDIDATE not in template:
         return scope.result(False, f"its action {template!r} names no {CANDIDATE}")
     head, tail = (re.escape(part) for part in template.split(CANDIDATE, 1))
-    pattern = re.compile(f"{head}(.+?){tail}")
+    pattern = f"{head}(.+?){tail}"
     tried: list[str] = []
     while True:
         fresh = [
             found.group(1)
             for action in scope.options()
-            if (found := pattern.fullmatch(action)) and found.group(1) not in tried
+            if (found := patterns.fullmatch(pattern, action)) and found.group(1) not in tried
         ]
         if not fresh:
             return scope.result(False, f"tried every candidate ({len(tried)})")
