@@ -26,8 +26,6 @@ from workbench.executors import (
 )
 from workbench.runner import AgentSpec, RunConfig, run_batch
 
-pytestmark = pytest.mark.slow
-
 RAY = Path(sys.executable).with_name("ray")
 
 
@@ -80,6 +78,7 @@ CONFIG = RunConfig(
 )
 
 
+@pytest.mark.slow
 def test_a_ray_run_records_the_episodes_a_local_run_records(db_path, ray_cluster):
     with Store(db_path) as store:
         with LocalPool(2) as pool:
@@ -107,6 +106,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_an_episode_whose_worker_is_killed_is_played_again_and_recorded_once(
     db_path, tmp_path, ray_cluster
 ):
@@ -127,6 +127,7 @@ def test_an_episode_whose_worker_is_killed_is_played_again_and_recorded_once(
     assert len(ids) == len(set(ids)) == 2
 
 
+@pytest.mark.slow
 def test_model_calls_made_on_workers_are_logged_in_the_drivers_database(
     db_path, ray_cluster, monkeypatch
 ):
@@ -161,3 +162,16 @@ def _job():
         id="x", family="tw-cooking-level2", variation=0, split="train", trial=0, seed=0
     )
     return EpisodeJob(planned=planned, config=CONFIG, batch_id="x")
+
+
+def test_the_terminal_uis_jobs_play_on_the_executor_the_command_line_chose(db_path):
+    from tui.app import make_app
+
+    app = make_app(db_path, executor=ExecutorChoice("ray", 3, "10.0.0.5:6379"))
+    ray_pool = app.session.make_executor()
+    assert isinstance(ray_pool, RayExecutor) and ray_pool.workers == 3
+    assert ray_pool.address == "10.0.0.5:6379"
+    one = app.session.make_executor(1)
+    assert isinstance(one, RayExecutor) and one.workers == 1
+    with make_app(db_path).session.make_executor(1) as local:
+        assert isinstance(local, LocalPool) and local.workers == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import App
@@ -24,6 +24,9 @@ from tui.navigation import (
 )
 from tui.screens.help import Help, HelpScreen
 from workbench.llm.client import ConfigError
+
+if TYPE_CHECKING:  # executors load when a job needs one, not at start-up
+    from workbench.executors import ExecutorChoice
 
 
 class WorkbenchApp(App[None]):
@@ -68,10 +71,13 @@ class WorkbenchApp(App[None]):
         workspace: str = "",
         reasoner: str | None = None,
         episode: str | None = None,
+        executor: ExecutorChoice | None = None,
     ) -> None:
         super().__init__()
         self.db_path = Path(db_path)
-        self.session = Session(StorePool(self.db_path, workspace=workspace), reasoner=reasoner)
+        self.session = Session(
+            StorePool(self.db_path, workspace=workspace), reasoner=reasoner, executor=executor
+        )
         self.page_size = page_size
         self.poll_interval = poll_interval
         self.episode = episode
@@ -231,6 +237,7 @@ def make_app(
     workspace: str = "",
     reasoner: str | None = None,
     episode: str | None = None,
+    executor: ExecutorChoice | None = None,
 ) -> WorkbenchApp:
     """The app on ``db_path`` (in ``workspace``, e.g. one regime of an evolution experiment,
     judging with ``reasoner``, by default the configured backend; showing ``episode``'s
@@ -244,4 +251,5 @@ def make_app(
         workspace=workspace,
         reasoner=reasoner,
         episode=episode,
+        executor=executor,
     )

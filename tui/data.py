@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 from store import EpisodeFilter, ListedEpisode, Step, Store
 from store.db import OutcomeFilter
@@ -20,6 +20,11 @@ from store.records import Split
 from workbench.backends import Backends, ReasonerConfig, backends_from, reasoner_config
 from workbench.llm.client import ConfigError
 from workbench.spans import SPAN_KINDS, ChangeKind, SpanChange, SpanHistory, spans_at
+
+if TYPE_CHECKING:  # executors load when a job needs one, not at start-up
+    from workbench.executors import ExecutorChoice, LocalPool, RayExecutor
+
+    Executor = LocalPool | RayExecutor
 
 __all__ = [
     "OUTCOMES",
@@ -99,8 +104,18 @@ class Session:
     histories: dict[str, SpanHistory] = field(default_factory=dict)
     reasoner: str | None = None
     """The backend chosen on the command line (``--reasoner``); ``None``: the configured one."""
+    executor: ExecutorChoice | None = None
+    """Where the session's jobs play episodes (``--executor``…); ``None``: a local pool."""
     _config: ReasonerConfig | str | None = field(default=None, repr=False)
     """The choice once resolved, or why it cannot be (resolved on first use)."""
+
+    def make_executor(self, workers: int | None = None) -> Executor:
+        """A new executor of the session's choice (``workers`` episodes at once if given, e.g.
+        one for a manual build); the job closes it."""
+        from workbench.executors import ExecutorChoice, make_executor
+
+        choice = self.executor or ExecutorChoice()
+        return make_executor(choice.with_workers(workers) if workers else choice)
 
     def history(self, episode_id: str) -> SpanHistory:
         """The undo history of span changes made to one episode in this session."""

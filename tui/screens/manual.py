@@ -31,7 +31,6 @@ from tui.widgets.job_progress import JobProgress
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.demo import demo_families
-from workbench.executors import LocalPool
 from workbench.llm.client import ConfigError, ModelError
 from workbench.manual.build import BuildReport, build
 from workbench.manual.formulate import ManualError, diff, formulate, parse_log_entry
@@ -463,7 +462,7 @@ class ManualScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="manual-build")
     def _build(self, cancel: threading.Event, progress: Progress) -> None:
         config = RunConfig(families=demo_families(), episodes=BUILD_EPISODES, seed=0)
-        with self.session.pool.store() as store, LocalPool(1) as executor:
+        with self.session.pool.store() as store, self.session.make_executor(1) as executor:
             try:
                 report: BuildReport | str | None = build(
                     store,

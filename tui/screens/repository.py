@@ -35,7 +35,6 @@ from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.admit.evidence import recorded_only
 from workbench.admit.repository import Admission, admit
-from workbench.executors import LocalPool
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -431,7 +430,7 @@ class RepositoryScreen(Screen[None]):
         progress: Progress,
         without_replay: bool = False,
     ) -> None:
-        with self.session.pool.store() as store, LocalPool() as executor:
+        with self.session.pool.store() as store, self.session.make_executor() as executor:
             try:
                 result: Admission | str | None = admit(
                     store,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from workbench.cli.options import (
     db_flag,
     errors,
+    executor_options,
     given_db,
     given_workspace,
     local_workers,
@@ -18,11 +20,15 @@ from workbench.cli.options import (
 )
 from workbench.cli.runs import play_demo
 
+if TYPE_CHECKING:
+    from workbench.executors import ExecutorChoice
+
 
 @click.command("tui")
 @db_flag("SQLite database file [env WORKBENCH_DB; default: the demo database ./workbench.db].")
 @workspace_flag
 @reasoner_option
+@executor_options
 @click.option(
     "--episode",
     "episode_id",
@@ -30,15 +36,20 @@ from workbench.cli.runs import play_demo
     help="Open this episode's trajectory at start (q goes back to the Runs screen).",
 )
 def tui_command(
-    db_path: Path | None, workspace: str, reasoner_name: str | None, episode_id: str | None
+    db_path: Path | None,
+    workspace: str,
+    reasoner_name: str | None,
+    executor: ExecutorChoice,
+    episode_id: str | None,
 ) -> None:
     """Open the terminal UI: runs, trajectories, spans and comparisons.
 
     With no database given (neither --db nor WORKBENCH_DB) it opens the demo database
     ./workbench.db, building it first (as `workbench demo` does) if it does not exist.
     The analyses, compilations and manual jobs started there use --reasoner (else the
-    configured backend); the header names a model backend. With --episode it opens on that
-    episode's trajectory, as from the Runs screen.
+    configured backend); the header names a model backend. The episodes its jobs play (the
+    Repository screen's admission, a manual build) go to --executor. With --episode it opens
+    on that episode's trajectory, as from the Runs screen.
     """
     from store import default_db_path
 
@@ -64,5 +75,9 @@ def tui_command(
             "pip install 'trajectory-workbench[tui]'"
         ) from error
     make_app(
-        path, workspace=given_workspace(workspace), reasoner=reasoner_name, episode=episode_id
+        path,
+        workspace=given_workspace(workspace),
+        reasoner=reasoner_name,
+        episode=episode_id,
+        executor=executor,
     ).run()
