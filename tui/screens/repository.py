@@ -29,7 +29,7 @@ from tui.cells import mark, plural, status_text
 from tui.data import Session
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
-from tui.threads import deliver
+from tui.threads import deliver, processes_ready
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
@@ -431,6 +431,7 @@ class RepositoryScreen(Screen[None]):
         progress: Progress,
         without_replay: bool = False,
     ) -> None:
+        processes_ready()
         with self.session.pool.store() as store, LocalPool() as executor:
             try:
                 result: Admission | str | None = admit(

@@ -30,7 +30,7 @@ from tui.cells import mark, outcome_badge, plural
 from tui.data import Session, StorePool
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
-from tui.threads import deliver
+from tui.threads import deliver, processes_ready
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
@@ -559,6 +559,7 @@ class SynthScreen(Screen[None]):
         with self.pool.store() as store:
             try:
                 relabeler = self.session.backends(store).relabeler
+                processes_ready()
                 with LocalPool(self.replay_workers) as executor:
                     result: FilterReport | str | None = filter_examples(
                         store,
