@@ -364,7 +364,9 @@ class SynthScreen(Screen[None]):
             rows.append(None)
         self.tasks = rows
         table = self.task_table
-        table.set_rows((task_cells(t, catalog) for t in rows), [str(t.id if t else "") for t in rows])
+        table.set_rows(
+            (task_cells(t, catalog) for t in rows), [str(t.id if t else "") for t in rows]
+        )
         played = sum(1 for t in catalog.tasks if catalog.played(t.id))
         table.border_title = f"tasks · {len(catalog.tasks)} ({played} played)"
         ids = [t.id if t else None for t in rows]
@@ -621,7 +623,8 @@ def job_line(report: BackwardReport | FilterReport) -> str:
     rejected = ", ".join(f"{n} {why}" for why, n in report.rejected.most_common())
     return (
         f"{report.examined} pending examined: {report.kept} kept, "
-        f"{sum(report.rejected.values())} rejected" + (f" ({rejected})" if rejected else "")
+        f"{sum(report.rejected.values())} rejected"
+        + (f" ({rejected})" if rejected else "")
         + f"; {report.replays_played} replays played"
     )
 

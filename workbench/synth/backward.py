@@ -287,9 +287,7 @@ def _case_step(step: StepReading, steps: list[Step]) -> CaseStep:
 def played_instruction(episode: Episode) -> str:
     """The instruction a synthesized episode was played with, from its metadata ("" when it
     recorded none: then its task's instruction was asked)."""
-    return next(
-        (str(episode.metadata[k]) for k in INSTRUCTION_KEYS if episode.metadata.get(k)), ""
-    )
+    return next((str(episode.metadata[k]) for k in INSTRUCTION_KEYS if episode.metadata.get(k)), "")
 
 
 def view_of(store: Store, episode_id: str) -> EpisodeView:

@@ -336,9 +336,7 @@ def _describe(key: str, value: Any) -> tuple[str, bool | None]:
             + (f" ({vote['reason']})" if vote.get("reason") else "")
             for member, vote in value.items()
         ]
-        return "; ".join(votes) or "no vote", all(
-            v.get("vote") == "yes" for v in value.values()
-        )
+        return "; ".join(votes) or "no vote", all(v.get("vote") == "yes" for v in value.values())
     if key == REPLAY:
         return _replay_text(value), value.get("verdict") == "reproduced"
     if key == DEDUP:
