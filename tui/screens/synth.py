@@ -187,29 +187,31 @@ def example_view(detail: ExampleDetail) -> Group:
     if example.reason:
         parts.append(Text(f"rejected: {example.reason}", "yellow"))
     parts += [Text(""), _rows(detail.provenance()), Text(""), Text("checks", "bold")]
-    checks = _table()
+    checks = _table(narrow=2)
     for name, found, passed in detail.checks():
-        checks.add_row(name, mark(passed, "✓", "✗") if passed is not None else Text("·"), found)
+        verdict = mark(passed, "✓", "✗") if passed is not None else Text("·")
+        checks.add_row(Text(name), verdict, Text(found))  # Text: never read as markup
     parts += [checks if detail.checks() else Text("not filtered yet", "dim"), Text("")]
     parts.append(Text(f"span · {plural(len(example.actions), 'action')}", "bold"))
     parts.append(_span(detail))
     return Group(*parts)
 
 
-def _table() -> Table:
+def _table(narrow: int = 1) -> Table:
+    """A borderless table: ``narrow`` columns as wide as their cells (the first bold), then
+    one taking the rest."""
     table = Table(box=None, show_header=False, padding=(0, 1, 0, 0), expand=True)
     table.add_column(style="bold", no_wrap=True)
-    table.add_column(no_wrap=True)
+    for _ in range(narrow - 1):
+        table.add_column(no_wrap=True)
     table.add_column(ratio=1)
     return table
 
 
 def _rows(rows: list[tuple[str, str]]) -> Table:
-    table = Table(box=None, show_header=False, padding=(0, 1, 0, 0), expand=True)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(ratio=1)
+    table = _table()
     for name, value in rows:
-        table.add_row(name, Text(value))
+        table.add_row(Text(name), Text(value))
     return table
 
 
@@ -224,7 +226,7 @@ def _span(detail: ExampleDetail) -> Table | Text:
         said.append("\n" + " ".join(step.observation.split()), "")
         if span_step.trimmed:
             said = Text.assemble((f"> {step.action}", "dim strike"), ("  trimmed: a repeat", "dim"))
-        table.add_row(str(step.index), "", said)
+        table.add_row(Text(str(step.index)), said)
     return table
 
 
