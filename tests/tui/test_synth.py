@@ -131,7 +131,11 @@ async def test_retrieval_shows_every_retrievers_score_and_opens_a_hit(filtered: 
         await pilot.press("slash")
         box = screen.retrieval
         assert box.has_class("-shown") and box.field("query").has_focus
-        await pilot.press(*query, "tab", *observation, "tab", "backspace", "3", "enter")
+        await pilot.press(*"take")  # typed; the rest is set, which is cheaper than keys
+        box.field("query").value += query.removeprefix("take")
+        box.field("observation").value = observation
+        box.field("k").value = "3"
+        await pilot.press("enter")
         await settle(pilot)
         assert [h.example.id for h in screen.hits] == [h.example.id for h in expected]
         assert [r[:7] for r in rows(box.table)] == [
