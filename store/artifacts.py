@@ -27,6 +27,7 @@ SpecStatus = Literal["supported", "deferred"]
 VersionStatus = Literal["staged", "active", "rejected", "superseded"]
 CaseRole = Literal["correction", "preservation"]
 StateOwner = Literal["none", "parent", "private"]
+Lifetime = Literal["step", "procedure", "delegation"]
 
 
 class Part(BaseModel):
@@ -100,7 +101,7 @@ class Execution(Part):
     owner: StateOwner = "none"
     """Who can hold that state: nobody needs to, the parent's visible context, or a private
     ledger the parent does not own."""
-    lifetime: Literal["step", "procedure", "delegation"] = "step"
+    lifetime: Lifetime = "step"
     """How long the state must live: one decision, a procedure inside the parent's loop, or a
     loop of its own that ends on its own terms."""
     completion: Claim

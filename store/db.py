@@ -612,6 +612,12 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         rows = self._rows("SELECT * FROM llm_calls WHERE id > ? ORDER BY id", (call_id,))
         return [from_row(LLMCall, r) for r in rows]
 
+    def give_up_call(self, call_id: int, reason: str) -> None:
+        """Mark a logged call as the one its question ended on, with the error it ended with
+        (:attr:`~store.records.LLMCall.gave_up`)."""
+        with self.transaction():
+            self.conn.execute("UPDATE llm_calls SET gave_up = ? WHERE id = ?", (reason, call_id))
+
     def calls(self, purpose: str | None = None, limit: int = 100) -> list[LLMCall]:
         """Recent model calls, newest first, optionally for one purpose."""
         sql, params = "SELECT * FROM llm_calls", []

@@ -485,6 +485,13 @@ SYNTHESIS = _script(
     "CREATE INDEX synth_examples_by_verdict ON synth_examples(env, verdict, kind)",
 )
 
+LLM_CALL_TURNS = _script(
+    # Which calls were correction turns, and which ended their question in a ModelError: what
+    # makes a model's reliability countable per purpose.
+    "ALTER TABLE llm_calls ADD COLUMN turn INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE llm_calls ADD COLUMN gave_up TEXT NOT NULL DEFAULT ''",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -494,6 +501,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "manual", MANUAL_RULES),
     Migration(7, "workspaces", WORKSPACES),
     Migration(8, "synthesis", SYNTHESIS),
+    Migration(9, "llm-call-turns", LLM_CALL_TURNS),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

@@ -288,6 +288,14 @@ class LLMCall(Record):
     error: str = ""
     """What went wrong, if the call failed."""
 
+    turn: int = Field(default=0, ge=0)
+    """Correction turns in the conversation sent: 0 for a first ask, 1 after one correction
+    (of output that did not fit the schema, or of an answer its stage's check rejected)."""
+
+    gave_up: str = ""
+    """The :class:`~workbench.llm.client.ModelError` its question ended with, on the call that
+    ended it (empty when the question was answered or asked again)."""
+
     episode_id: str | None = None
     """The episode the call was made for, if any (not enforced: calls precede the episode row)."""
 

@@ -79,3 +79,31 @@ def client(store: Store, chat_server: ChatServer) -> ChatClient:
         backoff=0,
         timeout=300,  # a loaded machine answers late; nothing here measures speed
     )
+
+
+@pytest.fixture(scope="session")
+def scienceworld_runs(scienceworld, tmp_path_factory: pytest.TempPathFactory):
+    """Real ScienceWorld episodes with seeded mistakes, analysed and compiled
+    (:data:`tests.recorded_runs.SCIENCEWORLD`)."""
+    from tests.recorded_runs import SCIENCEWORLD, record
+
+    path = tmp_path_factory.mktemp("scienceworld-runs") / "workbench.db"
+    return record(scienceworld, "scienceworld", path, SCIENCEWORLD)
+
+
+@pytest.fixture(scope="session")
+def textworld_runs(tmp_path_factory: pytest.TempPathFactory):
+    """Real TextWorld episodes with seeded mistakes, analysed and compiled
+    (:data:`tests.recorded_runs.TEXTWORLD`); its games are generated beside the database."""
+    from tests.recorded_runs import TEXTWORLD, record
+    from workbench.envs.base import EnvOptions
+    from workbench.envs.registry import make_environment
+    from workbench.runner import cache_dir_beside
+
+    path = tmp_path_factory.mktemp("textworld-runs") / "workbench.db"
+    options = EnvOptions(step_limit=60, cache_dir=cache_dir_beside(path))
+    env = make_environment("textworld", options)
+    try:
+        return record(env, "textworld", path, TEXTWORLD)
+    finally:
+        env.close()

@@ -27,6 +27,9 @@ from typing import Any
 from pydantic import BaseModel
 
 PATHS = ("/v1/chat/completions", "/chat/completions")
+LLAMA_CPP_FORMS = ("json_object",)
+"""The ``response_format`` types llama-cpp-python's server reads (its schema under
+``schema``); it answers a ``json_schema`` request with HTTP 500 naming the field."""
 TEST_API_KEY = "sk-test-7f3a9c1e5b2d4680"
 """The key tests give the client: distinctive, so a leak is easy to grep for."""
 
@@ -118,8 +121,18 @@ class ChatServer:
 
     api_key = TEST_API_KEY
 
-    def __init__(self, responder: Responder | None = None, replies: Sequence[Answer] = ()) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        replies: Sequence[Answer] = (),
+        *,
+        schema_forms: Sequence[str] = ("json_schema", "json_object"),
+    ) -> None:
         self.responder = responder
+        self.schema_forms = tuple(schema_forms)
+        """The ``response_format`` types it takes; another is answered with HTTP 500 naming
+        the field, as llama-cpp-python's server answers ``json_schema``
+        (``schema_forms=LLAMA_CPP_FORMS``)."""
         self._queue: list[Answer] = list(replies)
         self._lock = threading.Lock()
         self.requests: list[Received] = []
@@ -200,6 +213,18 @@ def completion_body(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _refused_form(body: dict[str, Any], forms: Sequence[str]) -> str:
+    """Why a request's ``response_format`` is refused ("" when it is taken)."""
+    response_format = body.get("response_format")
+    if not isinstance(response_format, dict) or response_format.get("type") in (*forms, "text"):
+        return ""
+    allowed = " or ".join(repr(f) for f in ("text", *forms))
+    return (
+        "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+        f"'type'), 'msg': \"Input should be {allowed}\", 'input': {response_format.get('type')!r}}}"
+    )
+
+
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -218,6 +243,12 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 with server._lock:
                     server.requests.append(received)
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "test"}})
+                return
+            refused = _refused_form(body, server.schema_forms)
+            if refused:  # as llama-cpp-python's server answers: a 500 naming the field
+                with server._lock:
+                    server.requests.append(received)
+                self._send(500, {"error": {"message": refused, "type": "internal_server_error"}})
                 return
             reply = server._answer(received)
             if reply.raw is not None:
@@ -244,8 +275,10 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
 
 
 def serve(
-    responder: Responder | None = None, replies: Sequence[Answer] = ()
+    responder: Responder | None = None,
+    replies: Sequence[Answer] = (),
+    schema_forms: Sequence[str] = ("json_schema", "json_object"),
 ) -> Iterator[ChatServer]:
     """Generator for a pytest fixture: a started server, stopped at teardown."""
-    with ChatServer(responder, list(replies)) as server:
+    with ChatServer(responder, list(replies), schema_forms=schema_forms) as server:
         yield server

@@ -93,12 +93,18 @@ def test_export_writes_what_agent_runtimes_read(repository: Path, tmp_path: Path
     assert rules.startswith("# Rules")
     with Store(repository) as store:
         active = store.versions(status="active")
-    for version in active:
-        if version.kind == "skill":
-            text = (tmp_path / "out" / "skills" / version.artifact / "SKILL.md").read_text()
-            assert text.startswith(f"---\nname: {version.artifact}\ndescription: ")
-        elif version.kind == "subagent":
-            text = (tmp_path / "out" / "agents" / f"{version.artifact}.md").read_text()
-            assert '"status"' in text and "Input schema" in text
-        else:
-            assert f"## {version.artifact}" in rules
+        for version in active:
+            spec = store.spec(version.spec_id) if version.spec_id is not None else None
+            absent = [o for o in spec.activation.observations if o.absent] if spec else []
+            if version.kind == "skill":
+                text = (tmp_path / "out" / "skills" / version.artifact / "SKILL.md").read_text()
+                assert text.startswith(f"---\nname: {version.artifact}\ndescription: ")
+                assert not re.search(r"\bE\d+\b", text), text  # inputs named by role
+                assert all(f"unless {o.text}" in text for o in absent), text
+            elif version.kind == "subagent":
+                text = (tmp_path / "out" / "agents" / f"{version.artifact}.md").read_text()
+                assert '"status"' in text and "Input schema" in text
+            else:
+                own = rules.split(f"## {version.artifact}\n", 1)[1].split("\n## ", 1)[0]
+                guard = next(line for line in own.splitlines() if line.startswith("- Guard:"))
+                assert all(f"unless {o.text}" in guard for o in absent), guard

@@ -14,7 +14,8 @@ for every face. The backend is chosen by, in order:
 The ``openai`` backend reads its endpoint from ``OPENAI_BASE_URL`` and ``WORKBENCH_MODEL``, else
 from ``base_url`` and ``model`` in that table, and its key from the environment variable that
 ``api_key_env`` names (``OPENAI_API_KEY`` by default). The key itself is never written to the
-file: a table that holds one is refused.
+file: a table that holds one is refused. ``WORKBENCH_MAX_TOKENS`` and ``WORKBENCH_TIMEOUT``,
+when set, cap every reply and HTTP request (a small local model needs both).
 """
 
 from __future__ import annotations
@@ -28,7 +29,14 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlparse
 
 from store import Store
-from workbench.llm.client import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ChatClient, ConfigError
+from workbench.llm.client import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    ENV_MODEL,
+    ChatClient,
+    ConfigError,
+    client_options,
+)
 
 if TYPE_CHECKING:  # the stages load when backends are made, not when a choice is resolved
     from workbench.analyze.analyst import Analyst
@@ -129,7 +137,13 @@ def backends_from(
     api_key = env.get(config.api_key_env, "")
     if not api_key:
         raise ConfigError(_no_key(config.api_key_env))
-    client = ChatClient(store, model=config.model, api_key=api_key, base_url=config.base_url)
+    client = ChatClient(
+        store,
+        model=config.model,
+        api_key=api_key,
+        base_url=config.base_url,
+        **client_options(env),
+    )
     return openai_backends(client, config)
 
 

@@ -28,6 +28,7 @@ import dataclasses
 import multiprocessing
 import os
 import shutil
+import socket
 import tempfile
 from abc import ABC, abstractmethod
 from collections import deque
@@ -340,6 +341,7 @@ class RayExecutor(Closing):
         except ImportError:
             raise ExecutorUnavailable(f"the Ray executor needs Ray: {RAY_EXTRA}") from None
         if not ray.is_initialized():
+            _check_reachable(self.address)
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if self.address is None:
                 options |= {"num_cpus": self.workers or LOCAL_WORKERS}
@@ -422,6 +424,20 @@ class RayExecutor(Closing):
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
+
+
+def _check_reachable(address: str | None, seconds: float = 10.0) -> None:
+    """Fail at once when a ``host:port`` address has nothing listening: Ray itself keeps
+    retrying such an address for many minutes. (``auto`` and ``ray://`` addresses are left to
+    Ray.)"""
+    if not address or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=seconds).close()
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ExecutorUnavailable(f"cannot connect to Ray at {address}: {reason}") from None
 
 
 def _known_gold_paths(jobs: list[EpisodeJob]) -> dict[str, list[str]]:

@@ -166,7 +166,9 @@ def play_episode(
     shown = (
         reset if planned.instruction is None else replace(reset, instruction=planned.instruction)
     )
-    interaction = Interaction(env, shown, config.step_limit, episode_id=planned.id)
+    interaction = Interaction(
+        env, shown, config.step_limit, episode_id=planned.id, family=planned.family
+    )
     metadata: dict[str, Any] = {
         "trial": planned.trial,
         "step_limit": config.step_limit,
@@ -186,6 +188,8 @@ def play_episode(
         metadata["error"] = traceback.format_exc(limit=20)
     if interaction.uses:
         metadata["guidance_uses"] = interaction.uses
+    if interaction.delegations:
+        metadata["guidance_delegations"] = interaction.delegations
     usage = Usage.model_validate(metadata.get("usage") or {})
     success = env.success() and not error
     task = Task(

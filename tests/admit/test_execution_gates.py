@@ -9,7 +9,8 @@ import pytest
 
 from store import ArtifactVersion, Store
 from workbench.admit.gates import contract_gate
-from workbench.compile.contracts import RETURN_SCHEMA
+from workbench.agents.subagents import RETURN_SCHEMA_V1
+from workbench.compile.contracts import CONTRACT, RETURN_SCHEMA
 from workbench.executors import InProcess
 from workbench.runner import AgentSpec, RunConfig, run_batch
 
@@ -97,8 +98,9 @@ def subagent(episode: str, step: int, tools: list[str]) -> dict:
         "invocation": "the agent wants to be in the kitchen",
         "input_schema": {
             "type": "object",
-            "required": ["1"],
-            "properties": {"1": {"type": "string"}},
+            "required": ["room"],
+            "properties": {"room": {"type": "string", "description": "where to go"}},
+            "additionalProperties": False,
         },
         "owned_state": "rooms visited",
         "tools": tools,
@@ -106,25 +108,45 @@ def subagent(episode: str, step: int, tools: list[str]) -> dict:
         "failure": "every reachable room explored or the budget spent",
         "return_schema": copy.deepcopy(RETURN_SCHEMA),
         "probes": [
-            {"episode_id": episode, "step": step, "action": "", "inputs": {"1": "kitchen"}},
+            {"episode_id": episode, "step": step, "action": "", "inputs": {"room": "kitchen"}},
             {
                 "episode_id": episode,
                 "step": step,
                 "action": "",
                 "expect": "failure",
-                "inputs": {"1": "nowhere"},
+                "inputs": {"room": "nowhere"},
             },
         ],
         "form": {
             "kind": "subagent",
             "id": "x",
             "when_action": "go to (.+)",
-            "objective": "reach the {1}",
+            "inputs": [{"name": "room", "description": "where to go", "bind": "{1}"}],
+            "objective": "reach the {room}",
             "tools": tools,
-            "success": r"This (?:room|outside location) is called the {1}\.",
+            "success": r"This (?:room|outside location) is called the {room}\.",
             "max_steps": 60,
         },
     }
+
+
+def first_format(contract: dict) -> dict:
+    """``contract`` as the first subagent format stored it: its input numbered, its
+    templates on the parent's group, its strategy by its old name, the old return schema."""
+    old = copy.deepcopy(contract)
+    old["input_schema"] = {
+        "type": "object",
+        "required": ["1"],
+        "properties": {"1": {"type": "string"}},
+    }
+    for probe in old["probes"]:
+        probe["inputs"] = {"1": probe["inputs"]["room"]}
+    form = old["form"]
+    del form["inputs"]
+    form["objective"], form["strategy"] = "reach the {1}", "explore-rooms"
+    form["success"] = form["success"].replace("{room}", "{1}")
+    old["return_schema"] = copy.deepcopy(RETURN_SCHEMA_V1)
+    return old
 
 
 def test_a_subagent_reaching_both_terminations_with_conforming_returns_passes(recorded):
@@ -135,13 +157,30 @@ def test_a_subagent_reaching_both_terminations_with_conforming_returns_passes(re
         )
     assert gate.passed, gate.checks
     assert gate.checks[-1].detail == "reached failure, success"
+    success = gate.checks[-3].detail
+    assert success.startswith("search-exits: returned success after")
+    assert "found 'This room is called the kitchen." in success
 
 
-def test_a_subagent_acting_outside_its_scoped_tools_fails(recorded):
+def test_a_subagent_stored_in_the_first_format_still_loads_and_passes(recorded):
+    path, episode, step = recorded
+    old = first_format(subagent(episode, step, ["open door to", "go to"]))
+    with Store(path) as store:
+        stored = version(store, old)
+        gate = contract_gate(store, stored)
+    assert gate.passed, gate.checks
+    typed = CONTRACT.validate_python(stored.contract)  # how every reader takes it
+    assert list(typed.input_schema["properties"]) == ["target"]
+    assert typed.form.objective == "reach the {target}" and typed.form.strategy == "search-exits"
+    assert typed.return_schema == RETURN_SCHEMA
+
+
+def test_an_action_outside_its_scoped_tools_is_refused_and_shown_in_its_return(recorded):
     path, episode, step = recorded
     with Store(path) as store:
         gate = contract_gate(
             store, version(store, subagent(episode, step, ["go to", "look around"]))
         )
-    assert not gate.passed
-    assert any("may not use 'open door to" in c.detail for c in gate.checks)
+    [failure] = [c for c in gate.checks if "failure expected" in c.name]
+    # the runtime enforced its scope: the doors it may not open were refused, never taken
+    assert "refused 'open door to" in failure.detail and failure.passed

@@ -147,7 +147,15 @@ def test_replay_fails_when_no_correction_improves():
 
 
 def test_return_values_are_checked_against_their_schema():
-    good = {"status": "success", "steps": 3, "visited": ["hallway"], "reason": "reached"}
+    good = {
+        "status": "success",
+        "steps": 3,
+        "found": "This room is called the kitchen.",
+        "where": "kitchen",
+        "visited": ["hallway", "kitchen"],
+        "refused": [],
+        "reason": "reached",
+    }
     assert conforms(good, RETURN_SCHEMA) == []
     bad = {"status": "done", "steps": -1, "visited": [3], "extra": True}
     problems = conforms(bad, RETURN_SCHEMA)

@@ -12,9 +12,9 @@ from workbench.agents.guidance import (
     RuleForm,
     match,
     review,
-    run_delegate,
     run_procedure,
 )
+from workbench.agents.subagents import World, run_subagent
 
 HALLWAY = (
     "This room is called the hallway. You also see:\n\tA door to the kitchen (that is closed)\n"
@@ -121,21 +121,39 @@ class House:
         return "ok"
 
 
+def world_of(house: House) -> World:
+    """The house as a subagent gets it (no list of valid actions)."""
+    return World(house.act, house.look, list, lambda: False)
+
+
+NAV = DelegateForm(
+    id="nav",
+    inputs=[{"name": "room", "bind": "{1}"}],
+    success=r"This room is called the {room}\.",
+    objective="reach the {room}",
+)
+
+
 def test_subagent_explores_with_private_state_and_terminates():
     house = House()
-    form = DelegateForm(
-        id="nav", success=r"This room is called the {1}\.", objective="reach the {1}"
-    )
-    result = run_delegate(form, ("kitchen",), house.act, house.look, lambda: False)
+    result = run_subagent(NAV, {"room": "kitchen"}, world_of(house))
     assert result.success and result.visited == ["hallway", "kitchen"]
+    assert result.found == "This room is called the kitchen. In it, you see: a stove"
+    assert result.where == "kitchen" and result.steps == 2
     assert house.actions == ["open door to kitchen", "go to kitchen"]
-    other = House()
-    lost = run_delegate(form, ("attic",), other.act, other.look, lambda: False)
-    assert not lost.success and lost.reason == "explored every reachable room"
+    lost = run_subagent(NAV, {"room": "attic"}, world_of(House()))
+    assert not lost.success and lost.reason == "covered every reachable place"
 
 
-def test_subagent_may_only_use_its_scoped_tools():
+def test_an_action_outside_its_tools_is_refused_and_recorded():
     house = House()
-    form = DelegateForm(id="nav", tools=["go to"], success=r"called the {1}\.")
-    with pytest.raises(PermissionError, match="may not use 'open door to kitchen'"):
-        run_delegate(form, ("kitchen",), house.act, house.look, lambda: False)
+    walker = NAV.model_copy(update={"tools": ["go to"]})
+    result = run_subagent(walker, {"room": "kitchen"}, world_of(house))
+    assert not result.success and result.refused == ["open door to kitchen"]
+    assert house.actions == []  # the refused action never reached the world
+
+
+def test_a_subagent_without_its_inputs_does_not_start():
+    house = House()
+    result = run_subagent(NAV, {}, world_of(house))
+    assert not result.success and result.reason == "missing inputs: room" and not house.actions

@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from workbench.agents.guidance import DelegateForm, Evidence, match, run_delegate, way_back
+from workbench.agents.guidance import DelegateForm, Evidence, match
+from workbench.agents.subagents import World, run_subagent, way_back
 from workbench.envs.lexicon import PLAIN, Exit, Lexicon, Scene
 
 _HEADER = re.compile(r"^-= (.+?) =-", re.MULTILINE)
@@ -73,16 +74,24 @@ class Manor:
 
 FIND = DelegateForm(
     id="find",
-    objective="find the {1}",
-    success=r"(?<![\w-])(?i:{1})(?![\w-])",
+    inputs=[{"name": "thing", "bind": "{1}"}],
+    objective="find the {thing}",
+    success=r"(?<![\w-])(?i:{thing})(?![\w-])",
     max_steps=20,
 )
 
 
+def explore(form: DelegateForm, thing: str, manor: Manor):
+    """Run the subagent in the manor, read through the compass lexicon."""
+    world = World(manor.act, manor.look, list, lambda: False)
+    return run_subagent(form, {"thing": thing}, world, COMPASS)
+
+
 def test_the_subagent_explores_compass_exits_depth_first_and_comes_back_the_way_it_went():
     manor = Manor()
-    result = run_delegate(FIND, ("apple",), manor.act, manor.look, lambda: False, COMPASS)
+    result = explore(FIND, "apple", manor)
     assert result.success, result
+    assert (result.where, result.found) == ("garden", "You see an apple.")
     assert result.visited == ["kitchen", "hall", "pantry", "garden"]
     assert manor.actions == [
         "open wooden door",  # the first exit is closed: opened through the lexicon's Exit.open
@@ -96,30 +105,45 @@ def test_the_subagent_explores_compass_exits_depth_first_and_comes_back_the_way_
 
 def test_a_target_nowhere_ends_when_every_reachable_room_is_explored():
     manor = Manor()
-    result = run_delegate(FIND, ("unicorn",), manor.act, manor.look, lambda: False, COMPASS)
-    assert not result.success and result.reason == "explored every reachable room"
+    result = explore(FIND, "unicorn", manor)
+    assert not result.success and result.reason == "covered every reachable place"
     assert sorted(result.visited) == ["garden", "hall", "kitchen", "pantry"]
     assert manor.room == "kitchen"  # it walked back to where it started
 
 
 def test_a_place_is_reached_when_the_scene_line_names_it():
     manor = Manor()
-    reach = FIND.model_copy(update={"success": r"\nhere: (?i:{1})(?:\n|$)"})
-    result = run_delegate(reach, ("Pantry",), manor.act, manor.look, lambda: False, COMPASS)
+    reach = FIND.model_copy(update={"success": r"\nhere: (?i:{thing})(?:\n|$)"})
+    result = explore(reach, "Pantry", manor)
     assert result.success and manor.room == "pantry"
+    assert result.found == "here: pantry"
 
 
-def test_tools_are_roles_read_through_the_lexicon():
+def test_tools_are_roles_read_through_the_lexicon_and_others_are_refused():
     manor = Manor()
     walker = FIND.model_copy(update={"tools": ["move"]})
-    with pytest.raises(PermissionError, match="may not use 'open wooden door'"):
-        run_delegate(walker, ("apple",), manor.act, manor.look, lambda: False, COMPASS)
+    result = explore(walker, "apple", manor)
+    # the closed door is refused (recorded, never taken); the walk goes on the open way
+    assert result.refused == ["open wooden door"] and "open wooden door" not in manor.actions
+    assert result.success and manor.actions == ["go north"]
 
 
-def test_forms_stored_with_the_old_strategy_name_still_load():
-    form = DelegateForm.model_validate({"kind": "subagent", "id": "x", "strategy": "explore-rooms"})
-    assert form.strategy == "explore-rooms"
-    assert DelegateForm(id="y").strategy == "explore-exits"
+@pytest.mark.parametrize("strategy", ["explore-rooms", "explore-exits"])
+def test_forms_stored_in_the_first_format_still_load(strategy):
+    form = DelegateForm.model_validate(
+        {
+            "kind": "subagent",
+            "id": "x",
+            "when_action": "go to (.+)",
+            "strategy": strategy,
+            "objective": "reach the {1}",
+            "success": "called the {1}",
+        }
+    )
+    assert (form.format, form.strategy) == (2, "search-exits")
+    assert [(i.name, i.bind) for i in form.inputs] == [("target", "{1}")]
+    assert (form.objective, form.success) == ("reach the {target}", "called the {target}")
+    assert DelegateForm(id="y").strategy == "search-exits"
 
 
 def test_the_way_back_is_the_exit_named_after_the_place_left_or_the_opposite_direction():

@@ -174,6 +174,56 @@ def test_the_model_can_call_a_subagent(env, chat_server, store):
     assert metadata["stopped"] == "agent"
 
 
+def test_a_subagent_written_with_a_prompt_runs_on_the_model_in_a_fresh_context(
+    env, gold, chat_server, store
+):
+    """The parent's history stays with the parent: the subagent's own prompt holds its
+    instructions and its named inputs; an action outside its tools is refused and returned."""
+    seeker = DelegateForm(
+        id="seeker",
+        description="Looks for a living thing where it stands.",
+        inputs=[{"name": "thing", "description": "what to look for"}],
+        objective="find a {thing}",
+        tools=["look at"],
+        prompt="Look at what is here; never pick anything up.",
+        success="a (?:{thing})",
+        max_steps=3,
+    )
+    parent = answers([gold[0], "delegate seeker thing=tree"])
+    sub = iter(
+        [
+            {"thought": "t", "action": "pick up the seed", "status": "continue", "found": ""},
+            {"thought": "t", "action": "", "status": "failure", "found": "no tree in sight"},
+        ]
+    )
+
+    def respond(request):
+        if request["messages"][0]["content"].startswith("You are a subagent."):
+            return next(sub)
+        return parent(request)
+
+    chat_server.responder = respond
+    io = start(env)
+    metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance(forms=[seeker]))
+    [delegation] = metadata["delegations"]
+    assert delegation["inputs"] == {"thing": "tree"} and delegation["status"] == "failure"
+    assert delegation["reason"] == "no tree in sight" and delegation["steps"] == 0
+    [refused] = delegation["refused"]  # grounded on what the world lists, then refused
+    assert refused.startswith("pick up ") and not any(t.action == refused for t in io.taken)
+    assert io.delegations[0]["refused"] == [refused]  # recorded with the episode
+    subagent_prompts = [
+        r.messages
+        for r in chat_server.requests
+        if r.messages[0]["content"].startswith("You are a subagent.")
+    ]
+    assert len(subagent_prompts) == 2 and len(store.calls("agent.subagent")) == 2
+    system, user = subagent_prompts[0]
+    assert system["content"].endswith("never pick anything up.")
+    assert "- thing: tree" in user["content"] and gold[0] not in user["content"]
+    assert "was refused: it is not one of your tools (look at)" in subagent_prompts[1][1]["content"]
+    assert "Subagent seeker failed after 0 steps: no tree in sight." in chat_server.prompt_text(-1)
+
+
 def test_stop_ends_the_episode_without_a_step(env, chat_server, store):
     chat_server.responder = answers([])
     io = start(env)
@@ -186,6 +236,26 @@ def test_the_step_limit_ends_the_episode(env, chat_server, store):
     io = start(env, step_limit=3)
     metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance())
     assert len(io.taken) == 3 and io.done and metadata["calls"] == 3
+
+
+def test_an_action_with_no_word_is_not_grounded_but_asked_again(env, chat_server, store):
+    # SmolLM2-135M, for real: {"thought": "...", "action" : "..."} (bench/real_model.py)
+    chat_server.queue('{ "thought": "...", "action" : "..." }', {"thought": "t", "action": "wait"})
+    chat_server.queue({"thought": "t", "action": ""})
+    chat_server.responder = answers(["look around"])
+    io = start(env)
+    metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance())
+    assert [t.action for t in io.taken] == ["wait", "look around"]
+    assert [e["proposed"] for e in metadata["empty"]] == ["...", ""]
+    assert metadata["calls"] == 5 and "names no action" in chat_server.prompt_text(1)
+    assert metadata["stopped"] == "agent"  # its STOP, not the empty answers
+
+
+def test_a_second_answer_with_no_action_in_a_row_ends_the_episode(env, chat_server, store):
+    chat_server.responder = lambda request: '{ "thought": "...", "action" : "..." }'
+    io = start(env)
+    metadata = agent_for(chat_server, store).play(io, random.Random(0), Guidance())
+    assert io.taken == [] and metadata["stopped"] == "no-action" and metadata["calls"] == 2
 
 
 def test_a_failing_model_raises(env, chat_server, store):

@@ -196,6 +196,10 @@ def test_following_guidance_turns_a_failure_into_a_success(
     assert guided_truth["mistakes"] == []
     assert any(t.source == source for t in guided.taken)
     assert guided.uses and guided.uses[0]["artifact"] == guidance.forms[0].id
+    if source.startswith("subagent:"):  # its typed return is recorded with the episode
+        delegation = guided.delegations[0]
+        assert delegation["status"] == "success" and delegation["inputs"] == {"target": "kitchen"}
+        assert delegation["found"].startswith("This room is called the kitchen")
 
 
 def test_a_harmful_rule_breaks_a_run_that_succeeded(scienceworld):

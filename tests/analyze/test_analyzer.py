@@ -161,3 +161,65 @@ def test_held_out_failures_are_analysed_only_when_the_scope_asks_for_them(runs):
         assert "held-out" in {a.episode_id for a in runs.analyses(chosen.run.id)}
     again = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
     assert again.run.id == default.run.id and again.analyzed == 0
+
+
+# What SmolLM2-135M wrote for real failures (bench/real_model.py), replayed: each failure it
+# cannot judge is named with why, and the others are still analysed.
+LOOPING = '{ "failure": "12,000,000,000,000,000,000,000,000,000,000,000,12,398,657,400,000,000'
+OUT_OF_RANGE = (
+    '{ "failure": ", the door is not open.", "start" : 3, "end" : 2, "change" : ", nothing '
+    'happens.", "trigger" : ", no change occurs.", "correction": "the door is not open.", '
+    '"confidence": 10, "rationale": "nothing happens.", "citations": [], "contrast_citations": [2]}'
+)
+
+
+def real_model_answers(request: dict) -> object:
+    from tests.llm_server import truncated
+
+    prompt = "\n".join(str(m.get("content")) for m in request["messages"])
+    if "focus on sink" in prompt:
+        return truncated(LOOPING)  # finish_reason "length" at the token limit
+    if "You see a room." in prompt:
+        return OUT_OF_RANGE  # the same answer after a correction
+    return Proposal(
+        failure="The run never reached the kitchen.",
+        start=1,
+        end=1,
+        change="Open the door before going through it.",
+        trigger="go to <X> | is not open",
+        correction="open door to <X>",
+        confidence=0.6,
+        rationale="Step 1 walks into a closed door.",
+        citations=[1],
+    )
+
+
+def test_a_failure_without_action_steps_is_named_and_no_analyst_is_asked(runs, chat_server):
+    from workbench.analyze.openai import OpenAIAnalyst
+    from workbench.llm import ChatClient
+
+    # the LLM agent's first answer ended a real TextWorld episode before any action
+    add(runs, "none", "sw:freeze:1", False, [])
+    client = ChatClient(runs, model="m", api_key="k", base_url=chat_server.base_url, backoff=0)
+    report = analyze(runs, EpisodeFilter(task="sw:freeze:1"), OpenAIAnalyst(client))
+    assert report.rejected == ["none: the run has no action step to cite (the agent took none)"]
+    assert report.analyzed == 0 and chat_server.request_count == 0
+
+
+def test_failures_the_model_cannot_judge_are_named_and_the_others_analysed(runs, chat_server):
+    from workbench.analyze.openai import OpenAIAnalyst
+    from workbench.llm import ChatClient
+
+    chat_server.responder = real_model_answers
+    client = ChatClient(runs, model="m", api_key="k", base_url=chat_server.base_url, backoff=0)
+    report = analyze(runs, EpisodeFilter(), OpenAIAnalyst(client))
+    assert report.analyzed == 2
+    failed = dict(line.split(": ", 1) for line in report.failed)
+    assert set(failed) == {"focus", "alone"}
+    assert "token limit" in failed["focus"]
+    assert "confidence" in failed["alone"]
+    assert "after 2 attempts (it wrote the same again after a correction)" in failed["alone"]
+    assert {a.episode_id for a in runs.analyses(report.run.id)} == {"door-1", "door-2"}
+    ended = [c for c in runs.calls() if c.gave_up]
+    assert sorted(c.episode_id for c in ended) == ["alone", "focus"]
+    assert max(c.turn for c in runs.calls()) == 1  # the repeated answer is not asked a third time

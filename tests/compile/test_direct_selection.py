@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from tests.compile.cases import member, premature, repeated, steps
 from tests.compile.test_elsewhere import SW_HALL
-from tests.compile.test_heuristic import specs_of
+from tests.compile.test_heuristic import closure, specs_of
 from tests.compile.test_openai import spec  # noqa: F401 (fixture)
 from workbench.compile import heuristic
-from workbench.compile.compiler import direct_selection, first_closure
+from workbench.compile.compiler import direct_selection
+from workbench.compile.obligations import SpecEvidence
 from workbench.compile.openai import KindAnswer, OpenAICompiler
 
 
@@ -26,16 +27,22 @@ def two_rooms_away(analysis_id: int):
 
 def test_without_closure_a_short_search_becomes_a_fixed_route_skill():
     compiler = heuristic.HeuristicCompiler()
-    [found] = specs_of(two_rooms_away(1))
+    case = two_rooms_away(1)
+    [found] = specs_of(case)
     assert found.mechanism == "unreachable-target"
-    assert first_closure(compiler, found)[-1].kind == "subagent"
+    assert closure(found, case, compiler=compiler)[-1].kind == "subagent"
 
-    [attempt] = direct_selection(compiler, found)
+    [attempt] = direct_selection(compiler, found, SpecEvidence.of(found, [case]))
     assert attempt.kind == "skill" and attempt.closed and attempt.position == 1
     assert attempt.carried[0].startswith("no closure: skill chosen directly")
     # what closure would have refused stays on record, with its witness
-    still_open = {c.obligation: c.witness for c in attempt.checks if not c.closed}
-    assert "state" in still_open and "private" in still_open["state"]
+    still_open = {c.obligation: c for c in attempt.checks if not c.closed}
+    assert set(still_open) == {"decision", "completion"}
+    decision, completion = still_open["decision"], still_open["completion"]
+    assert "decided where the move at s1@1 arrived" in decision.witness
+    assert [c.label() for c in decision.citations] == ["s1@1", "s1@2"]
+    assert "'outside' was out of sight at s1@1" in completion.witness
+    assert [c.label() for c in completion.citations] == ["s1@1", "s1@3"]
     assert attempt.contract["form"]["steps"][-1] == "go to outside"
 
 
@@ -43,8 +50,8 @@ def test_direct_choice_agrees_with_closure_where_the_correction_is_one_step_or_a
     compiler = heuristic.HeuristicCompiler()
     for case in (repeated(1, 1), premature(2, 2)):
         [found] = specs_of(case)
-        [direct] = direct_selection(compiler, found)
-        closed = first_closure(compiler, found)[-1]
+        [direct] = direct_selection(compiler, found, SpecEvidence.of(found, [case]))
+        closed = closure(found, case, compiler=compiler)[-1]
         assert (direct.kind, direct.closed) == (closed.kind, True)
 
 

@@ -8,18 +8,18 @@ import pytest
 
 from tests.agents.test_guidance_exits import COMPASS, Manor
 from tests.compile.cases import member, steps
-from tests.compile.test_heuristic import Offline, specs_of
+from tests.compile.test_heuristic import closure, specs_of
 from workbench.agents.guidance import (
     DelegateForm,
     Evidence,
     Guidance,
     RuleForm,
+    bind_inputs,
     match,
     review,
-    run_delegate,
 )
-from workbench.compile import heuristic
-from workbench.compile.compiler import first_closure
+from workbench.agents.subagents import World, run_subagent
+from workbench.compile import heuristic, obligations
 from workbench.envs.lexicon import PLAIN
 
 KITCHEN = Manor().look()
@@ -35,7 +35,8 @@ def compass(monkeypatch):
     through the plain reading (which knows no room format)."""
     real = heuristic.lexicon_of
     worlds = {"compass": COMPASS, "plain": PLAIN}
-    monkeypatch.setattr(heuristic, "lexicon_of", lambda name: worlds.get(name) or real(name))
+    for module in (heuristic, obligations):  # the mechanisms and the demands read alike
+        monkeypatch.setattr(module, "lexicon_of", lambda name: worlds.get(name) or real(name))
 
 
 def elsewhere(analysis_id: int, environment: str = "compass"):
@@ -57,26 +58,31 @@ def elsewhere(analysis_id: int, environment: str = "compass"):
 
 
 def test_an_object_in_another_room_becomes_a_subagent_that_explores_until_it_sees_it(compass):
-    [spec] = specs_of(elsewhere(1))
+    case = elsewhere(1)
+    [spec] = specs_of(case)
     assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
     assert spec.activation.trigger.value == heuristic.escape("take") + heuristic.OBJECT_PART
     assert spec.scope.objective.value == "find the {1}"
     route = [d.value for d in spec.scope.decisions]
     assert route == ["open wooden door", "go east", "go west", "go north", "take apple"]
-    *earlier, subagent = first_closure(Offline(), spec)
+    *earlier, subagent = closure(spec, case)
     assert [a.kind for a in earlier] == ["rule", "skill"] and not any(a.closed for a in earlier)
     assert subagent.kind == "subagent" and subagent.closed
     contract = subagent.contract
     assert contract["name"] == "find-the-target-before-take"
-    assert contract["tools"] == ["move", "open", "check"]
+    assert contract["tools"] == ["move", "open"]  # what its runs walked through
+    assert list(contract["input_schema"]["properties"]) == ["target"]  # named, not "1"
     form = DelegateForm.model_validate(contract["form"])
+    assert form.strategy == "search-exits" and form.objective == "find the {target}"
     manor = Manor()
-    result = run_delegate(form, ("apple",), manor.act, manor.look, lambda: False, COMPASS)
+    world = World(manor.act, manor.look, list, lambda: False)
+    result = run_subagent(form, {"target": "apple"}, world, COMPASS)
     assert result.success and manor.room == "garden"
     here = Evidence("find the apple", "", look=GARDEN, lexicon=COMPASS)
     assert match(form, "take apple from the ground", here) is None  # in sight: not delegated
     elsewhere_ = Evidence("find the apple", "", look=HALL, lexicon=COMPASS)
-    assert match(form, "take apple from the ground", elsewhere_) == ("apple",)
+    groups = match(form, "take apple from the ground", elsewhere_)
+    assert bind_inputs(form, groups) == {"target": "apple"}
 
 
 def test_a_reading_that_knows_no_rooms_sees_no_scene_and_the_mechanism_does_not_fire(compass):
@@ -126,7 +132,7 @@ def test_a_move_through_a_direction_the_room_lacks_becomes_a_veto_where_no_such_
     case.case.environment = "compass"
     [spec] = specs_of(case)
     assert spec.mechanism == "unreachable-target" and spec.status == "supported", spec.reason
-    [attempt] = first_closure(Offline(), spec)
+    [attempt] = closure(spec, case)
     assert attempt.kind == "rule" and attempt.closed
     assert attempt.contract["name"] == "go-only-through-shown-exits"
     rule = Guidance(forms=[RuleForm(**{**attempt.contract["form"], "id": "r"})])

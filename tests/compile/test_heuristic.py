@@ -20,6 +20,7 @@ from workbench.agents.guidance import (
 from workbench.compile import heuristic
 from workbench.compile.closure import decide
 from workbench.compile.compiler import first_closure
+from workbench.compile.obligations import SpecEvidence
 from workbench.compile.specs import to_spec
 
 
@@ -31,13 +32,24 @@ class Offline:
     def extract_specs(self, members):
         return heuristic.extract_specs(members)
 
-    def propose_contract(self, spec, kind, carried):
-        return heuristic.propose(spec, kind)
+    def propose_contract(self, spec, kind, carried, demands):
+        return heuristic.propose(spec, kind, demands)
 
 
 def specs_of(*members) -> list[InterventionSpec]:
     by_id = {m.analysis_id: m for m in members}
     return [to_spec(p, 1, "heuristic", by_id) for p in heuristic.extract_specs(list(members))]
+
+
+def closure(spec: InterventionSpec, *members, compiler=None):
+    """First closure of ``spec`` against the runs of ``members``."""
+    return first_closure(compiler or Offline(), spec, SpecEvidence.of(spec, members))
+
+
+def proposed(spec: InterventionSpec, kind: str, *members):
+    """The heuristic's proposal for ``kind`` and the evidence it was read against."""
+    found = SpecEvidence.of(spec, members)
+    return heuristic.propose(spec, kind, found.demands), found
 
 
 def test_pattern_of_abstracts_names_and_numbers():
@@ -65,9 +77,10 @@ def evidence(history=None, look="", instruction="Your task is to boil water.") -
 
 
 def test_blocked_precondition_becomes_a_replacing_rule_with_a_visible_guard():
-    [spec] = specs_of(blocked(1, 10))
+    case = blocked(1, 10)
+    [spec] = specs_of(case)
     assert spec.mechanism == "blocked-precondition"
-    [attempt] = first_closure(Offline(), spec)
+    [attempt] = closure(spec, case)
     assert attempt.kind == "rule" and attempt.closed
     form = attempt.contract["form"]
     assert form["response"] == "replace" and form["replacement"] == "open door to {1}"
@@ -84,9 +97,10 @@ def test_blocked_precondition_becomes_a_replacing_rule_with_a_visible_guard():
 
 
 def test_premature_decision_fails_the_rule_and_closes_as_a_skill():
-    [spec] = specs_of(premature(1, 10))
+    case = premature(1, 10)
+    [spec] = specs_of(case)
     assert spec.mechanism == "premature-decision" and spec.execution.lifetime == "procedure"
-    rule, skill = first_closure(Offline(), spec)
+    rule, skill = closure(spec, case)
     assert not rule.closed and skill.closed and skill.kind == "skill"
     open_rule = {c.obligation for c in rule.checks if not c.closed}
     assert {"decision", "state", "completion"} <= open_rule
@@ -123,8 +137,9 @@ def heuristic_form(form: dict) -> ProcedureForm:
 
 
 def test_unnamed_commitment_vetoes_only_unnamed_objects_in_its_regime():
-    [spec] = specs_of(unnamed(1, 10))
-    [attempt] = first_closure(Offline(), spec)
+    case = unnamed(1, 10)
+    [spec] = specs_of(case)
+    [attempt] = closure(spec, case)
     rule = RuleForm(**{**attempt.contract["form"], "id": "r"})
     instruction = premature(1, 10).case.instruction
     guidance = Guidance(forms=[rule])
@@ -169,28 +184,31 @@ def test_traceability_defers_a_template_reading_undeclared_state():
     ],
 )
 def test_closure_is_decided_by_the_controller_not_by_the_proposer(change, witness):
-    [spec] = specs_of(blocked(1, 10))
-    proposal = heuristic.propose(spec, "rule")
+    case = blocked(1, 10)
+    [spec] = specs_of(case)
+    proposal, found = proposed(spec, "rule", case)
     proposal.report[0] = proposal.report[0].model_copy(update=change)
-    attempt = decide(spec, proposal, 1, [])
+    attempt = decide(spec, proposal, 1, [], found)
     assert not attempt.closed
     assert witness in attempt.checks[0].witness
 
 
 def test_a_citation_outside_the_spec_evidence_does_not_close():
-    [spec] = specs_of(blocked(1, 10))
-    proposal = heuristic.propose(spec, "rule")
+    case = blocked(1, 10)
+    [spec] = specs_of(case)
+    proposal, found = proposed(spec, "rule", case)
     stray = proposal.report[0].citations[0].model_copy(update={"episode_id": "elsewhere"})
     proposal.report[0] = proposal.report[0].model_copy(update={"citations": [stray]})
-    attempt = decide(spec, proposal, 1, [])
+    attempt = decide(spec, proposal, 1, [], found)
     assert not attempt.closed and "elsewhere@1" in attempt.checks[0].witness
 
 
 def test_a_missing_required_slot_keeps_the_schema_open():
-    [spec] = specs_of(blocked(1, 10))
-    proposal = heuristic.propose(spec, "rule")
+    case = blocked(1, 10)
+    [spec] = specs_of(case)
+    proposal, found = proposed(spec, "rule", case)
     proposal.contract["negative"] = []
-    attempt = decide(spec, proposal, 1, [])
+    attempt = decide(spec, proposal, 1, [], found)
     assert not attempt.closed and "negative" in attempt.missing
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from store import OBLIGATIONS
 from tests.llm_server import refusal
 from workbench.analyze.analyst import FailureCase
 from workbench.compile import heuristic
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT, RETURN_SCHEMA
+from workbench.compile.obligations import SpecEvidence
 from workbench.compile.openai import (
+    NO_ANSWER,
     ActivationAnswer,
     BoundaryAnswer,
     CitationAnswer,
@@ -19,6 +22,7 @@ from workbench.compile.openai import (
     DelegateFormAnswer,
     DelegateProbeAnswer,
     ExecutionAnswer,
+    InputAnswer,
     InputValue,
     ObligationAnswer,
     ObservedAnswer,
@@ -34,11 +38,11 @@ from workbench.compile.openai import (
     SpecAnswer,
     SubagentAnswer,
     SubagentSlots,
+    render_attempt,
     to_proposal,
 )
 from workbench.compile.proposals import MemberCase
 from workbench.compile.specs import to_spec
-from workbench.llm import ModelError
 from workbench.llm.steps import CaseStep
 
 INSTRUCTION = "Your task is to boil water. First, focus on the water."
@@ -106,12 +110,12 @@ GOOD_SPEC = SpecAnswer(
         observations=[
             ObservedAnswer(
                 text="the door to <X> is closed",
-                value=r"door to {1} \(that is closed\)",
+                value=r"door to the {1} \(that is closed\)",
                 absent=False,
                 citations=[cite("ep-a", 1), cite("ep-c", 1)],
             ),
             ObservedAnswer(
-                text="'open door to <X>' was not just done",
+                text="'open door to <X>' was just done",
                 value=r"> open door to {1}\n",
                 absent=True,
                 citations=[cite("ep-a", 2), cite("ep-b", 2)],
@@ -353,12 +357,18 @@ def spec():
     return stored
 
 
+@pytest.fixture
+def evidence(spec) -> SpecEvidence:
+    """The spec's runs and what they demand (its patterns read in this process)."""
+    return SpecEvidence.of(spec, MEMBERS)
+
+
 def closed(slot: str, *citations: CitationAnswer) -> ObligationAnswer:
     return ObligationAnswer(status=True, slot=slot, citations=list(citations), witness="")
 
 
-def opened(witness: str) -> ObligationAnswer:
-    return ObligationAnswer(status=False, slot="", citations=[], witness=witness)
+def opened(witness: str, *citations: CitationAnswer) -> ObligationAnswer:
+    return ObligationAnswer(status=False, slot="", citations=list(citations), witness=witness)
 
 
 RULE_CLOSURE = ClosureAnswer(
@@ -379,7 +389,7 @@ RULE = RuleAnswer(
         negative=[cite("ep-b", 3)],
         form=RuleFormAnswer(
             when_action="go to (.+)",
-            when_evidence=r"door to {1} \(that is closed\)",
+            when_evidence=r"door to the {1} \(that is closed\)",
             unless_evidence=r"> open door to {1}\n",
             response="replace",
             replacement="open door to {1}",
@@ -389,9 +399,11 @@ RULE = RuleAnswer(
 )
 
 
-def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, store, spec):
+def test_a_rule_with_the_right_slots_and_citations_closes(
+    client, chat_server, store, spec, evidence
+):
     chat_server.queue(RULE)
-    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [], evidence.demands)
     contract = proposal.contract
     assert contract is not None and contract["name"] == "open-door-before-go-to"
     assert contract["positive"] == [
@@ -399,8 +411,8 @@ def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, s
         {"citation": {"episode_id": "ep-c", "start": 2, "end": 2}},
     ]
     assert contract["form"]["kind"] == "rule" and contract["form"]["id"] == contract["name"]
-    assert set(contract) == set(heuristic.propose(spec, "rule").contract or {})
-    attempt = decide(spec, proposal, 1, [])
+    assert set(contract) == set(heuristic.contract_for(spec, "rule") or {})
+    attempt = decide(spec, proposal, 1, [], evidence)
     assert attempt.closed and attempt.missing == []
     assert [(c.obligation, c.slot) for c in attempt.checks] == [
         ("observation", "guard"),
@@ -444,12 +456,13 @@ def test_a_rule_with_the_right_slots_and_citations_closes(client, chat_server, s
         (
             {"closure": {"decision": closed("response", cite("ep-b", -1))}},
             "decision",
-            "the proposal cites malformed spans (ep-b@-1)",
+            "the proposal cites malformed spans (ep-b@-1) (the witness cites no step of the "
+            "cluster's runs)",
         ),
     ],
 )
 def test_the_controller_refuses_a_closure_the_contract_does_not_back(
-    client, chat_server, spec, changes, obligation, witness
+    client, chat_server, spec, evidence, changes, obligation, witness
 ):
     answer = RULE.model_copy(
         update={
@@ -458,9 +471,9 @@ def test_the_controller_refuses_a_closure_the_contract_does_not_back(
         }
     )
     chat_server.queue(answer)
-    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [])
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [], evidence.demands)
     assert all(r.status for r in answer.closure.__dict__.values())  # the model claims closure
-    attempt = decide(spec, proposal, 1, [])
+    attempt = decide(spec, proposal, 1, [], evidence)
     assert not attempt.closed
     check = next(c for c in attempt.checks if c.obligation == obligation)
     assert not check.closed and check.witness == witness
@@ -479,7 +492,7 @@ SKILL = SkillAnswer(
         probes=[ProbeAnswer(episode_id="ep-a", step=2)],
         form=ProcedureFormAnswer(
             when_action="go to (.+)",
-            when_evidence=r"door to {1} \(that is closed\)",
+            when_evidence=r"door to the {1} \(that is closed\)",
             unless_evidence="",
             steps=["open door to {1}"],
             loop=[],
@@ -500,7 +513,7 @@ SUBAGENT = SubagentAnswer(
         name="reach room",
         description="Reach the room the agent wants to go to, opening doors on the way.",
         invocation="the agent proposes 'go to <X>' and <X> is not adjacent",
-        inputs=["1"],
+        inputs=[InputAnswer(name="room", description="the room to reach", bind="{1}")],
         owned_state="the rooms visited",
         tools=["open door to", "go to"],
         success="the room description names <X>",
@@ -511,15 +524,18 @@ SUBAGENT = SubagentAnswer(
                 episode_id="ep-a",
                 step=2,
                 expect="failure",
-                inputs=[InputValue(name="{1}", value="nowhere")],
+                inputs=[InputValue(name="{room}", value="nowhere")],
             ),
         ],
         form=DelegateFormAnswer(
             when_action="go to (.+)",
             when_evidence="",
             unless_evidence="",
-            objective="reach the {1}",
-            success="This room is called the {1}",
+            objective="reach the {room}",
+            success="This room is called the {room}",
+            strategy="search-exits",
+            action="",
+            prompt="Walk through the doors until you are in the room; open closed ones.",
             max_steps=20,
         ),
     ),
@@ -527,23 +543,24 @@ SUBAGENT = SubagentAnswer(
 )
 
 
-def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_server, spec):
+def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_server, spec, evidence):
     chat_server.queue(SKILL, SUBAGENT)
     reasoner = OpenAICompiler(client)
-    skill = reasoner.propose_contract(spec, "skill", []).contract
+    skill = reasoner.propose_contract(spec, "skill", [], evidence.demands).contract
     assert skill is not None
     assert skill["inputs"] == ["1"] and skill["name"] == "open-door-first"
     assert skill["probes"] == [{"episode_id": "ep-a", "step": 2, "action": ""}]
-    assert set(skill) == set(heuristic.propose(spec, "skill").contract or {})
-    assert set(heuristic.propose(spec, "skill").contract["form"]) <= set(skill["form"])
+    assert set(skill) == set(heuristic.contract_for(spec, "skill") or {})
+    assert set(heuristic.contract_for(spec, "skill")["form"]) <= set(skill["form"])
     CONTRACT.validate_python(skill)
 
-    subagent = reasoner.propose_contract(spec, "subagent", []).contract
+    subagent = reasoner.propose_contract(spec, "subagent", [], evidence.demands).contract
     assert subagent is not None
     assert subagent["input_schema"] == {
         "type": "object",
-        "required": ["1"],
-        "properties": {"1": {"type": "string"}},
+        "required": ["room"],
+        "properties": {"room": {"type": "string", "description": "the room to reach"}},
+        "additionalProperties": False,
     }
     assert subagent["return_schema"] == RETURN_SCHEMA
     assert subagent["probes"][1] == {
@@ -551,17 +568,20 @@ def test_skill_and_subagent_answers_take_the_heuristic_shapes(client, chat_serve
         "step": 2,
         "action": "",
         "expect": "failure",
-        "inputs": {"1": "nowhere"},
+        "inputs": {"room": "nowhere"},
     }
     assert subagent["form"]["tools"] == ["open door to", "go to"]
     typed = CONTRACT.validate_python(subagent)
-    assert typed.form.objective == "reach the {1}"
+    assert typed.form.objective == "reach the {room}" and typed.form.inputs[0].bind == "{1}"
+    assert typed.form.prompt.startswith("Walk through the doors")
 
 
-def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, chat_server, spec):
+def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(
+    client, chat_server, spec, evidence
+):
     chat_server.queue(SKILL)
     carried = ["rule decision: the correction takes two dependent decisions"]
-    OpenAICompiler(client).propose_contract(spec, "skill", carried)
+    OpenAICompiler(client).propose_contract(spec, "skill", carried, evidence.demands)
     system, user = chat_server.requests[0].messages
     assert "The schema is a SKILL." in system["content"]
     assert (
@@ -572,7 +592,7 @@ def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, ch
     assert "Attempt the skill schema (position 2 of rule, skill, subagent)." in text
     assert "activation.trigger: the agent proposes 'go to <X>'\n  value: go to (.+)" in text
     assert "  cites: ep-a@2, ep-c@2" in text
-    assert "activation.observations[1]: 'open door to <X>' was not just done (must NOT" in text
+    assert "activation.observations[1]: 'open door to <X>' was just done (must NOT" in text
     assert "activation.boundary (negative cases only): 'go to <X>' once the door is open" in text
     assert "  cites: ep-b@3" in text
     assert "execution.state: none: the closed door is visible\n  cites: ep-a@0-1" in text
@@ -581,16 +601,20 @@ def test_the_contract_prompt_shows_the_spec_and_the_carried_witnesses(client, ch
 
 
 def test_a_schema_that_cannot_own_the_intervention_proposes_no_contract(
-    client, chat_server, store, spec
+    client, chat_server, store, spec, evidence
 ):
     witness = "nothing has to stay private: the closed door is visible to the agent"
     chat_server.queue(
         SubagentAnswer(
             contract=None,
-            closure=RULE_CLOSURE.model_copy(update={"state": opened(witness)}),
+            closure=RULE_CLOSURE.model_copy(
+                update={"state": opened(witness, cite("ep-a", 1)), "decision": opened("no")}
+            ),
         )
     )
-    proposal = OpenAICompiler(client).propose_contract(spec, "subagent", ["rule state: x"])
+    proposal = OpenAICompiler(client).propose_contract(
+        spec, "subagent", ["rule state: x"], evidence.demands
+    )
     assert proposal.kind == "subagent" and proposal.contract is None
     assert [r.obligation for r in proposal.report] == [
         "observation",
@@ -598,26 +622,41 @@ def test_a_schema_that_cannot_own_the_intervention_proposes_no_contract(
         "decision",
         "completion",
     ]
-    attempt = decide(spec, proposal, 3, ["rule state: x"])
+    attempt = decide(spec, proposal, 3, ["rule state: x"], evidence)
     assert not attempt.closed and "form" in attempt.missing
     state = next(c for c in attempt.checks if c.obligation == "state")
-    assert state.witness == witness
+    assert state.witness == witness and [c.label() for c in state.citations] == ["ep-a@1"]
+    decision = next(c for c in attempt.checks if c.obligation == "decision")
+    assert decision.witness == "no (the witness cites no step of the cluster's runs)"
     assert len(store.calls("compile.contract.subagent")) == 1
     assert "No earlier schema" not in chat_server.prompt_text()
 
 
-def test_the_same_contract_twice_is_answered_from_the_cache(client, chat_server, store, spec):
+def test_the_same_contract_twice_is_answered_from_the_cache(
+    client, chat_server, store, spec, evidence
+):
     chat_server.queue(RULE)
     reasoner = OpenAICompiler(client)
-    first = reasoner.propose_contract(spec, "rule", [])
-    assert reasoner.propose_contract(spec, "rule", []) == first
+    first = reasoner.propose_contract(spec, "rule", [], evidence.demands)
+    assert reasoner.propose_contract(spec, "rule", [], evidence.demands) == first
     assert chat_server.request_count == 1
     hit, miss = store.calls("compile.contract.rule")
     assert hit.cached and not miss.cached and hit.prompt_hash == miss.prompt_hash
 
 
-def test_a_failed_contract_call_raises(client, chat_server, spec):
+def test_a_failed_contract_call_is_an_attempt_left_open_with_the_error(
+    client, chat_server, spec, evidence, store
+):
     chat_server.queue(refusal("No."))
-    with pytest.raises(ModelError, match=r"refused: No\.") as raised:
-        OpenAICompiler(client).propose_contract(spec, "rule", [])
-    assert raised.value.purpose == "compile.contract.rule"
+    proposal = OpenAICompiler(client).propose_contract(spec, "rule", [], evidence.demands)
+    assert proposal.kind == "rule" and proposal.contract is None
+    assert {r.obligation for r in proposal.report} == set(OBLIGATIONS)
+    assert all(not r.status and "refused: No." in r.witness for r in proposal.report)
+    attempt = decide(spec, proposal, 1, [], evidence)
+    assert not attempt.closed
+    assert any("compile.contract.rule" in check.witness for check in attempt.checks)
+    [call] = store.calls()
+    assert "refused: No." in call.gave_up
+    carried = [f"rule {w}" for w in witnesses(attempt)] + ["rule state: the guard reads nothing"]
+    prompt = render_attempt(spec, "skill", carried, evidence.demands)
+    assert "the guard reads nothing" in prompt and NO_ANSWER not in prompt

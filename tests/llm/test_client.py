@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from store import Store
 from tests.llm_server import (
+    LLAMA_CPP_FORMS,
     ChatServer,
     Reply,
     empty_choices,
@@ -19,6 +20,7 @@ from tests.llm_server import (
     truncated,
 )
 from workbench.llm import ChatClient, ConfigError, ModelError, prompt_hash
+from workbench.llm.answers import CheckFailed, checked_answer
 
 HELLO = [{"role": "user", "content": "Say hello."}]
 
@@ -291,3 +293,102 @@ def test_the_server_also_answers_without_the_v1_prefix(store, chat_server):
     chat_server.queue("ok")
     assert client.complete(HELLO, purpose="t") == "ok"
     assert chat_server.requests[0].path == "/chat/completions"
+
+
+# -- what a small real model and its server do (seen with SmolLM2-135M on llama-cpp-python) --
+
+
+def test_a_server_that_refuses_the_json_schema_form_gets_the_json_object_form(store):
+    with ChatServer(schema_forms=LLAMA_CPP_FORMS) as server:
+        server.queue(Move(thought="t", action="look"), Move(thought="u", action="wait"))
+        client = ChatClient(store, model="m", api_key="k", base_url=server.base_url, backoff=0)
+        assert client.parse(HELLO, Move, purpose="t").action == "look"
+        assert client.parse([{"role": "user", "content": "Again."}], Move, purpose="t").action == (
+            "wait"
+        )
+        refused, taken, direct = (r.body["response_format"] for r in server.requests)
+    assert refused["type"] == "json_schema"
+    assert taken["type"] == direct["type"] == "json_object"
+    schema = taken["schema"]  # the strict schema the json_schema form carries
+    assert schema["required"] == ["thought", "action"] and schema["additionalProperties"] is False
+    errors = [call.error for call in reversed(store.calls())]
+    assert errors[0].startswith("HTTP 500") and "response_format" in errors[0]
+    assert errors[1:] == ["", ""]
+    assert client.schema_form == "json_object"
+
+
+def test_a_request_refused_in_both_forms_is_one_model_error(store):
+    with ChatServer(schema_forms=()) as server:
+        client = ChatClient(store, model="m", api_key="k", base_url=server.base_url, backoff=0)
+        with pytest.raises(ModelError, match="HTTP 500"):
+            client.parse(HELLO, Move, purpose="t")
+        assert server.request_count == 2  # one in each form: a refusal is not retried
+    assert client.schema_form == "json_schema"
+    assert [bool(call.gave_up) for call in store.calls()] == [True, False]
+
+
+@pytest.mark.parametrize("form", ["json_schema", "json_object"])
+def test_cut_off_and_malformed_replies_are_told_apart_in_either_form(store, form):
+    forms = ("json_schema", "json_object") if form == "json_schema" else LLAMA_CPP_FORMS
+    with ChatServer(schema_forms=forms) as server:
+        client = ChatClient(store, model="m", api_key="k", base_url=server.base_url, backoff=0)
+        client.schema_form = form
+        server.queue(malformed('{"thought": "x", "action": 3}'), Move(thought="t", action="a"))
+        assert client.parse(HELLO, Move, purpose="t").action == "a"
+        server.queue(truncated('{"thought": "look look look look'))
+        with pytest.raises(ModelError, match="token limit"):
+            client.parse([{"role": "user", "content": "Long."}], Move, purpose="t")
+    errors = [call.error for call in reversed(store.calls())]
+    assert errors[0].startswith("malformed structured output") and errors[1] == ""
+    assert "token limit" in errors[2]
+
+
+def test_turns_and_the_call_a_question_ended_on_are_logged(client, chat_server, store):
+    chat_server.queue(malformed(), {"thought": "no action"}, malformed())
+    with pytest.raises(ModelError) as raised:
+        client.parse(HELLO, Move, purpose="t")
+    calls = list(reversed(store.calls()))
+    assert [c.turn for c in calls] == [0, 1, 2]
+    assert [c.gave_up for c in calls[:2]] == ["", ""]
+    assert calls[2].gave_up == str(raised.value) == raised.value.call.gave_up
+
+
+def test_a_checked_answer_logs_its_correction_turn_and_why_it_gave_up(client, chat_server, store):
+    chat_server.queue(Move(thought="t", action=""), Move(thought="t", action=" "))
+
+    def check(move: Move) -> list[str]:
+        return [] if move.action.strip() else ["action is empty"]
+
+    with pytest.raises(CheckFailed, match="action is empty"):
+        checked_answer(
+            client, HELLO, Move, purpose="t", check=check, correction=lambda p: "; ".join(p)
+        )
+    first, second = reversed(store.calls())
+    assert (first.turn, first.gave_up, second.turn) == (0, "", 1)
+    assert "action is empty" in second.gave_up and second.error == ""
+
+
+def test_a_raw_newline_inside_a_string_is_read_as_a_newline(client, chat_server, store):
+    # SmolLM2-135M under a grammar writes literal newlines inside strings (strict JSON has none)
+    chat_server.queue('{ "thought": "first line\nsecond line", "action": "look around" }')
+    move = client.parse(HELLO, Move, purpose="t")
+    assert move == Move(thought="first line\nsecond line", action="look around")
+    assert client.parse(HELLO, Move, purpose="t") == move  # and from the cache
+    assert chat_server.request_count == 1
+
+
+def test_a_key_the_server_reflects_in_its_reply_is_neither_stored_nor_sent_back(
+    client, chat_server, store, db_path
+):
+    key = chat_server.api_key
+    chat_server.queue(
+        Reply(content=f'{{"thought": "your key is {key}", "action": '),  # malformed: corrected
+        {"thought": f"still {key}", "action": "look"},
+    )
+    move = client.parse(HELLO, Move, purpose="t")
+    assert move.thought == "still [redacted]"
+    correction = chat_server.requests[1]
+    assert key not in correction.raw and "[redacted]" in correction.raw
+    rows = store.conn.execute("SELECT response FROM llm_calls").fetchall()
+    assert len(rows) == 2 and all(key not in str(row[0]) for row in rows)
+    assert key.encode() not in db_path.read_bytes()

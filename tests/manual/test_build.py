@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import re
+
 import pytest
 
 from store import ManualRule, Store
@@ -9,8 +12,8 @@ from workbench.executors import InProcess
 from workbench.llm.steps import CaseStep
 from workbench.manual.build import build
 from workbench.manual.builder import BuildCase
-from workbench.manual.heuristic_builder import HeuristicBuilder, build_rules, consolidate
-from workbench.manual.operations import DeleteRule, UpdateRule
+from workbench.manual.heuristic_builder import HeuristicBuilder, build_rules
+from workbench.manual.operations import UpdateRule
 from workbench.runner import RunConfig
 
 
@@ -52,52 +55,38 @@ def test_an_indirect_success_records_what_it_corrected_and_what_it_met(store: St
     assert phenomenon.type == "Special Phenomenon" and "sink" in phenomenon.example
 
 
-def test_a_rule_that_acted_in_a_success_turns_its_error_into_a_corrected_one(store: Store):
-    rule = ManualRule(
+def acted_rule(content: str) -> ManualRule:
+    return ManualRule(
         id="rule_3",
         type="Unsolved Error",
-        content="In boil tasks: 'go to <X>' met 'The door is not open.'",
+        content=content,
         form={"kind": "rule", "id": "x", "when_action": "go to (.+)"},
     )
+
+
+def test_a_rule_that_acted_in_a_success_of_its_task_type_becomes_a_corrected_error(
+    store: Store,
+):
+    rule = acted_rule("In boil tasks: 'go to <X>' met 'The door is not open.'")
     answer = build_rules(
-        store, case(True, [("open door to kitchen", "The door is now open.")], [rule], ["rule_3"])
+        store,
+        case(True, [("open door to kitchen", "The door is now open.")], [rule], ["rule_3"]),
     )
-    assert answer.operations[0] == UpdateRule(
-        rule_id="rule_3",
-        type="Corrected Error",
-        validation_logs=["ep"],
-        example="\nCorrected in ep: the rule acted and the task succeeded.",
-    )
+    update = answer.operations[0]
+    assert update.rule_id == "rule_3" and update.type == "Corrected Error"
+    assert update.validation_logs == ["ep"]
+    assert "Corrected in ep" in update.example
 
 
-def test_consolidation_merges_repeats_keeping_their_evidence_and_respects_the_limit():
-    rules = [
-        ManualRule(
-            id="rule_1",
-            type="Special Phenomenon",
-            content="In boil: sink broken 1",
-            example="a",
-            validation_logs=["e1"],
-        ),
-        ManualRule(
-            id="rule_2",
-            type="Special Phenomenon",
-            content="In boil: sink broken 2",
-            example="b",
-            validation_logs=["e2"],
-        ),
-        ManualRule(
-            id="rule_3", type="Unsolved Error", content="x; what to do instead is still unknown."
-        ),
-        ManualRule(id="rule_4", type="Success Process", content="boil tasks: ..."),
-    ]
-    operations = consolidate(rules, n_max=2)
-    assert (
-        UpdateRule(rule_id="rule_1", example="a\nb", validation_logs=["e1", "e2", "rule_2"])
-        in operations
+def test_a_rule_that_acted_in_another_task_types_success_stays_unsolved(store: Store):
+    """The correction is shown working only in its own task type: elsewhere the run goes in
+    the rule's log and its type stays."""
+    rule = acted_rule("In melt tasks: 'go to <X>' met 'The door is not open.'")
+    answer = build_rules(
+        store,
+        case(True, [("open door to kitchen", "The door is now open.")], [rule], ["rule_3"]),
     )
-    deleted = [op.rule_id for op in operations if isinstance(op, DeleteRule)]
-    assert deleted == ["rule_2", "rule_3"]
+    assert answer.operations[0] == UpdateRule(rule_id="rule_3", validation_logs=["ep"])
 
 
 @pytest.mark.slow
@@ -109,6 +98,12 @@ def test_building_alternates_episodes_and_rule_updates_and_resumes(db_path):
         rules = store.manual_rules()
         assert 0 < len(rules) <= 4
         assert any(r.type == "Success Process" for r in rules)
+        for rule in rules:  # phases, not the run's raw path
+            assert rule.type != "Success Process" or re.search(
+                r"solved in \d+ phases?", rule.content
+            )
+        written = {e.after["type"] for e in store.rule_events() if e.op == "write"}
+        assert "Useful Helper Method" in written  # doors opened, then walked through
         events = store.rule_events()
         assert {e.actor for e in events} >= {"builder:heuristic"}
         assert all(e.episode_id for e in events if e.actor.startswith("builder"))
@@ -136,6 +131,13 @@ def test_build_then_formulate_from_the_command_line(db_path, tmp_path):
     with Store(db_path) as store:
         for rule in store.manual_rules():
             assert text.count(f"### {rule.id} ({rule.type})") == 1
+        # the Planner (the default) played: its code that solved a task is the skill
+        episodes = store.episodes()
+        assert all(
+            e.agent == "planner:scripted" and e.metadata["planner"]["cycles"] for e in episodes
+        )
+        skills = store.library("skill")
+        assert skills and all("act(" in s.content and ast.parse(s.content) for s in skills)
 
 
 def test_build_plays_the_world_it_is_given(db_path, tmp_path):

@@ -93,3 +93,56 @@ def test_run_with_manual_gives_the_llm_agent_the_formulated_manual(db_path, monk
         system = server.requests[0].messages[0]["content"]
         assert "=== Manual ===" in system and "rule_1 (Special Phenomenon)" in system
         assert RULE.split(":")[0] in system
+
+
+def planner_reply(request):
+    """The model as Planner (the paper's four parts) and as Builder."""
+    schema = request["response_format"]["json_schema"]["name"]
+    if schema != "PlannerReply":
+        return reply(request)
+    shown = "rule_1" in "\n".join(m["content"] for m in request["messages"])
+    return {
+        "analysis": "The task asks for a living thing; first I look.",
+        "related_rules": ["rule_1"] if shown else [],
+        "overall_plan": "Look around, then find the living thing.",
+        "code": "print(act('look around'))\nact('look around')",
+    }
+
+
+@pytest.mark.slow
+def test_the_model_planner_names_the_rules_it_uses_and_the_builder_reads_them(db_path, monkeypatch):
+    for server in serve():
+        server.responder = planner_reply
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", server.api_key)
+        monkeypatch.setenv("WORKBENCH_MODEL", "test-model")
+        config = RunConfig(
+            families=["find-living-thing"],
+            episodes=2,
+            step_limit=2,
+            agent=AgentSpec(kind="openai-planner"),
+        )
+        env = ScienceWorld(step_limit=2)
+        try:
+            with Store(db_path) as store:
+                client = ChatClient(
+                    store, model="test-model", api_key=server.api_key, base_url=server.base_url
+                )
+                build(store, OpenAIBuilder(client), config, executor=InProcess(env=env), n_max=5)
+                second = store.episodes()[-1]
+                [cycle] = second.metadata["planner"]["cycles"]
+                assert cycle["related_rules"] == ["rule_1"] and cycle["status"] == "completed"
+        finally:
+            env.close()
+        builds = [
+            r
+            for r in server.requests
+            if r.body["response_format"]["json_schema"]["name"] == "BuildAnswer"
+        ]
+        assert "Related rules: rule_1." in builds[-1].messages[-1]["content"]
+        plans = [
+            r
+            for r in server.requests
+            if r.body["response_format"]["json_schema"]["name"] == "PlannerReply"
+        ]
+        assert RULE in plans[-1].messages[1]["content"]

@@ -79,6 +79,24 @@ def test_a_grouping_failing_twice_fails_clearly(client, chat_server, store):
     assert chat_server.request_count == 2
 
 
+def test_an_empty_grouping_fails_clearly_and_ends_on_the_call_that_wrote_it(
+    client, chat_server, store
+):
+    # SmolLM2-135M, for real, twice over (bench/real_model.py)
+    wrote = (
+        '{ "groups": [ { "title" : "rules.json", "introduction" : "JSON-LD (JSDELD) (10 bytes)", '
+        '"rule_ids" : [ ] } ] }'
+    )
+    chat_server.queue(wrote, wrote)
+    with pytest.raises(
+        ModelError, match=r"group 'rules\.json' has no rules; rule_1 is in no group"
+    ):
+        OpenAIFormulator(client).group_rules(RULES)
+    first, second = reversed(store.calls())
+    assert (first.turn, second.turn) == (0, 1)
+    assert not first.gave_up and "rule_3 is in no group" in second.gave_up
+
+
 def test_formulating_with_the_model_stores_its_groups(client, chat_server, store: Store):
     fill(store)
     chat_server.queue(

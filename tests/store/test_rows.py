@@ -152,6 +152,8 @@ llm_calls = st.builds(
     latency_ms=st.floats(0, 1e6),
     cached=st.booleans(),
     error=text,
+    turn=st.integers(0, 10),
+    gave_up=text,
     episode_id=st.none() | ident,
     created_at=moments,
 )

@@ -11,7 +11,8 @@ from markdown_it import MarkdownIt
 from store import Store
 from store.synth import SYNTH_WORKSPACE
 from tests.synthesized import copy_db
-from workbench.synth.export import SYSTEM, export_examples, read_front_matter
+from workbench.markdown import read_front_matter
+from workbench.synth.export import SYSTEM, export_examples
 
 HOSTILE_INSTRUCTION = "# Not a heading\n---\nverdict: kept\n[link](x) *bold* `code`"
 HOSTILE_OBSERVATION = "```\n# inner heading\n---\nkind: evil\n````"

@@ -463,6 +463,8 @@ class ClustersScreen(Screen[None]):
             text += f" ({self.scope.label})"
             if report.rejected:
                 text += f", {len(report.rejected)} proposals refused"
+            if report.failed:
+                text += f", {len(report.failed)} not analysed (model error)"
             self.notify(text, timeout=3)
         self.reload()
 

@@ -1,5 +1,7 @@
 """What runs inside the sandbox (:mod:`workbench.admit.sandbox`): a candidate's patterns on
-recorded decision points, and a skill or subagent executed on the real environment."""
+recorded decision points, and a skill or subagent executed on the real environment (a
+subagent in a fresh context with only its declared inputs, by its offline strategy, or by a
+model when the payload names an endpoint and the form has a prompt)."""
 
 from __future__ import annotations
 
@@ -9,19 +11,18 @@ from pydantic import TypeAdapter
 
 from workbench.agents.base import Interaction, OutOfSteps
 from workbench.agents.guidance import (
-    Bindings,
     DelegateForm,
     Evidence,
     Form,
     Guidance,
     ProcedureForm,
     RuleForm,
+    bind_inputs,
     match,
     review,
-    run_delegate,
     run_procedure,
 )
-from workbench.compare import entity_phrases
+from workbench.agents.subagents import Policy, run_subagent
 from workbench.compile.contracts import Probe, TriggerCase
 
 FORM = TypeAdapter(Form)
@@ -76,11 +77,10 @@ def probe(payload: dict[str, Any]) -> dict[str, Any]:
             io.act(action, "", "replay")
             if io.done:
                 return {"error": "the recorded actions end the episode before the decision point"}
-        if spec.inputs:
-            names = sorted(spec.inputs, key=lambda k: (not k.isdigit(), k))
-            groups = Bindings(tuple(spec.inputs[k] for k in names), entity_phrases(io.instruction))
-        else:
-            groups = match(form, spec.action, io.evidence())
+        if isinstance(form, DelegateForm):
+            return _delegate(payload, form, spec, io)
+        assert isinstance(form, ProcedureForm)
+        groups = match(form, spec.action, io.evidence())
         if groups is None:
             return {"applicable": False}
         before = len(io.taken)
@@ -89,23 +89,77 @@ def probe(payload: dict[str, Any]) -> dict[str, Any]:
             return io.act(action, thought, f"probe:{form.id}").observation
 
         try:
-            if isinstance(form, ProcedureForm):
-                result = run_procedure(form, groups, act, lambda: io.done)
-                return _ran(io, before, {"result": result})
-            assert isinstance(form, DelegateForm)
-            returned = run_delegate(form, groups, act, env.look, lambda: io.done)
-        except PermissionError as error:
-            return _ran(io, before, {"violation": str(error)})
+            result = run_procedure(form, groups, act, lambda: io.done)
         except OutOfSteps:
             return _ran(io, before, {"result": False, "error": "the episode ran out of steps"})
-        status = "success" if returned.success else "failure"
-        value = {
-            "status": status,
-            **{k: getattr(returned, k) for k in ("steps", "visited", "reason")},
-        }
-        return _ran(io, before, {"return": value})
+        return _ran(io, before, {"result": result})
     finally:
         env.close()
+
+
+def _delegate(
+    payload: dict[str, Any], form: DelegateForm, spec: Probe, io: Interaction
+) -> dict[str, Any]:
+    """Invoke a subagent from the replayed decision point: a fresh context holding only the
+    inputs the probe gives or the recorded action binds."""
+    inputs = probe_inputs(form, spec, io)
+    if inputs is None:
+        return {"applicable": False}
+    try:
+        policy = model_policy(payload.get("model"), payload.get("db", ""), form)
+    except ValueError as error:
+        return {"error": str(error)}
+    before = len(io.taken)
+    result = run_subagent(form, inputs, io.world(f"probe:{form.id}"), io.lexicon, policy)
+    ran = {
+        "return": result.returned(),
+        "inputs": inputs,
+        "context": result.context,
+        "policy": "model" if policy is not None else form.strategy,
+    }
+    return _ran(io, before, ran)
+
+
+def probe_inputs(form: DelegateForm, spec: Probe, io: Interaction) -> dict[str, str] | None:
+    """The inputs a probe invokes a subagent with: what the recorded action binds, then the
+    probe's own values by input name (a number names the input bound to that group, as
+    probes of the first format wrote it); ``None`` when neither applies."""
+    groups = match(form, spec.action, io.evidence()) if spec.action else None
+    if groups is None and not spec.inputs:
+        return None
+    inputs = bind_inputs(form, groups) if groups is not None else {}
+    by_group = {i.bind.strip("{}"): i.name for i in form.inputs if i.bind}
+    for key, value in spec.inputs.items():
+        inputs[by_group.get(key, key) if key.isdigit() else key] = value
+    return inputs
+
+
+def model_policy(config: dict[str, str] | None, db: str, form: DelegateForm) -> Policy | None:
+    """The model a subagent with a prompt runs on, when the payload names an endpoint (its
+    key is read from the environment variable named there, never from the payload).
+
+    Raises:
+        ValueError: the variable holding the key is not set.
+    """
+    if not config or not form.prompt:
+        return None
+    import os
+
+    from store import Store
+    from workbench.agents.llm import ModelSubagent
+    from workbench.llm import ChatClient
+
+    key = os.environ.get(config["api_key_env"], "")
+    if not key:
+        raise ValueError(f"{config['api_key_env']} is not set: the model subagent cannot run")
+    client = ChatClient(
+        Store(db) if db else Store(":memory:"),
+        model=config["model"],
+        api_key=key,
+        base_url=config["base_url"],
+        backoff=0,
+    )
+    return ModelSubagent(client)
 
 
 def _ran(io: Interaction, before: int, result: dict[str, Any]) -> dict[str, Any]:

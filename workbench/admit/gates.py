@@ -5,9 +5,11 @@ contract validates with every required slot filled, its patterns compile and its
 read only declared inputs (malformed artifacts stop here, before any replay). Then by type:
 a Rule fires on each positive trigger and stays silent on each negative one; a Skill is
 executed on the real environment from its applicability condition, with only its declared
-inputs, and must reach its observable result; a Subagent is invoked in a fresh context with
-only declared inputs, its return must conform to its schema, it may use only its scoped tools,
-and both success and failure termination must be reached.
+inputs, and must reach its observable result; a Subagent is invoked in a fresh context (its
+own history empty, its declared inputs only — they must conform to its input schema), by its
+offline strategy or, when it has a prompt and a model is given, by that model; its return must
+conform to its schema (actions outside its tools are refused and listed there), and both
+success and failure termination must be reached.
 
 **Replay gate** — does it help where it claims to and harm nothing it should preserve? Each
 case of its correction and preservation sets is run twice through the runner on the real
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -53,13 +56,27 @@ PROBES = 2
 """Skill and subagent success probes the contract gate executes (each costs an environment)."""
 
 
+@dataclass(frozen=True)
+class SubagentModel:
+    """The endpoint a subagent written with a prompt runs on in the contract gate. Its key is
+    never passed: the check process reads it from the environment variable named here."""
+
+    base_url: str
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+
+
 # -- contract gate -----------------------------------------------------------------------------
 
 
 def contract_gate(
-    store: Store, version: ArtifactVersion, limits: Limits = ENVIRONMENT_LIMITS
+    store: Store,
+    version: ArtifactVersion,
+    limits: Limits = ENVIRONMENT_LIMITS,
+    model: SubagentModel | None = None,
 ) -> Gate:
-    """Run the contract gate on a staged version (nothing is stored here)."""
+    """Run the contract gate on a staged version (nothing is stored here); a subagent with a
+    prompt is invoked on ``model`` when one is given (else by its offline strategy)."""
     checks: list[GateCheck] = []
     missing = missing_slots(version.contract)
     try:
@@ -96,7 +113,7 @@ def contract_gate(
             elif isinstance(contract, SkillContract):
                 checks += _skill_checks(store, contract, limits)
             else:
-                checks += _subagent_checks(store, contract, limits)
+                checks += _subagent_checks(store, contract, limits, model)
         except SandboxError as error:
             checks.append(GateCheck(name="sandbox", passed=False, detail=str(error)))
     return Gate(passed=all(c.passed for c in checks), checks=checks)
@@ -157,7 +174,11 @@ def _rule_checks(contract: RuleContract) -> list[GateCheck]:
 
 
 def _probe(
-    store: Store, contract: SkillContract | SubagentContract, probe: Probe, limits: Limits
+    store: Store,
+    contract: SkillContract | SubagentContract,
+    probe: Probe,
+    limits: Limits,
+    model: SubagentModel | None = None,
 ) -> dict[str, Any]:
     episode = store.episode(probe.episode_id)
     origin = origin_of(store, episode) if episode else None
@@ -181,6 +202,8 @@ def _probe(
             "cache_dir": cache_dir_beside(store.path),
         },
         "actions": [s.action for s in before],
+        "model": asdict(model) if model is not None else None,
+        "db": str(store.path),
     }
     return run_limited("probe", payload, limits)
 
@@ -241,32 +264,30 @@ def conforms(value: Any, schema: dict[str, Any], where: str = "return") -> list[
     return problems
 
 
-def _subagent_checks(store: Store, contract: SubagentContract, limits: Limits) -> list[GateCheck]:
+def _subagent_checks(
+    store: Store, contract: SubagentContract, limits: Limits, model: SubagentModel | None
+) -> list[GateCheck]:
     checks = []
     reached: set[str] = set()
     for probe in [p for p in contract.probes if p.expect == "success"][:PROBES] + [
         p for p in contract.probes if p.expect == "failure"
     ][:1]:
-        result = _probe(store, contract, probe, limits)
+        result = _probe(store, contract, probe, limits, model)
         name = f"invoked from {probe.episode_id}@{probe.step} ({probe.expect} expected)"
-        if "violation" in result:
-            checks.append(
-                GateCheck(name=name, passed=False, detail=f"scope: {result['violation']}")
-            )
-            continue
         if "return" not in result:
             detail = result.get("error") or "its invocation condition does not hold there"
             checks.append(GateCheck(name=name, passed=False, detail=detail))
             continue
-        problems = conforms(result["return"], contract.return_schema)
-        status = result["return"]["status"]
-        reached.add(status)
+        returned = result["return"]
+        problems = conforms(returned, contract.return_schema)
+        problems += conforms(result["inputs"], contract.input_schema, "inputs")
+        problems += _not_fresh(result)
+        reached.add(returned["status"])
         checks.append(
             GateCheck(
                 name=name,
-                passed=not problems and status == probe.expect,
-                detail="; ".join(problems)
-                or f"returned {status} after {result['return']['steps']} steps ({result['return']['reason']})",
+                passed=not problems and returned["status"] == probe.expect,
+                detail="; ".join(problems) or _returned(returned, result["policy"]),
             )
         )
     checks.append(
@@ -277,6 +298,28 @@ def _subagent_checks(store: Store, contract: SubagentContract, limits: Limits) -
         )
     )
     return checks
+
+
+def _not_fresh(result: dict[str, Any]) -> list[str]:
+    """What the subagent started from beyond a fresh context: any history, or inputs other
+    than the declared ones it was invoked with."""
+    context = result.get("context") or {}
+    problems = []
+    if context.get("history"):
+        problems.append("context: it started with a history (not a fresh context)")
+    if context.get("inputs") != result["inputs"]:
+        problems.append("context: it was given more than its declared inputs")
+    return problems
+
+
+def _returned(returned: dict[str, Any], policy: str) -> str:
+    refused = returned.get("refused") or []
+    return (
+        f"{policy}: returned {returned['status']} after {returned['steps']} steps "
+        f"({returned['reason']})"
+        + (f", found {returned['found']!r}" if returned.get("found") else "")
+        + (f"; refused {', '.join(map(repr, refused))}" if refused else "")
+    )
 
 
 # -- replay gate ---------------------------------------------------------------------------------

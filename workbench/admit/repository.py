@@ -10,7 +10,6 @@ and its ledger stay in the repository.
 from __future__ import annotations
 
 import json
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from workbench.admit.evidence import (
     trigger_cases,
     without_replay_gate,
 )
-from workbench.admit.gates import contract_gate, replay_gate
+from workbench.admit.gates import SubagentModel, contract_gate, replay_gate
 from workbench.agents.guidance import Guidance
 from workbench.compile.contracts import (
     CONTRACT,
@@ -47,6 +46,7 @@ from workbench.compile.contracts import (
     form_of,
     slug,
 )
+from workbench.markdown import fenced, front_matter, inline, write_atomically
 from workbench.progress import Progress
 from workbench.runner import Executor
 
@@ -176,9 +176,11 @@ def admit(
     cancel: threading.Event | None = None,
     regime: Regime = "gated",
     without_replay: bool = False,
+    model: SubagentModel | None = None,
 ) -> Admission:
     """Run both gates on a staged version and record the verdicts (active or rejected); the
-    replay gate plays its episodes on ``executor``.
+    replay gate plays its episodes on ``executor``; the contract gate invokes a subagent
+    written with a prompt on ``model`` when one is given.
 
     ``regime`` exists for ablations (``workbench evolve``): ``no-replay-gate`` admits on the
     contract gate alone, ``no-preservation`` replays the correction set only,
@@ -199,7 +201,9 @@ def admit(
             "only staged versions face the gates"
         )
     gate = version.contract_gate or (
-        skipped_contract_gate() if regime == "no-contract-gate" else contract_gate(store, version)
+        skipped_contract_gate()
+        if regime == "no-contract-gate"
+        else contract_gate(store, version, model=model)
     )
     if not gate.passed:
         store.record_gate(version_id, "contract", gate, "rejected")
@@ -275,8 +279,14 @@ def _safe(folder: Path, *parts: str) -> Path:
 
 
 def _front_matter(name: str, description: str) -> str:
-    description = re.sub(r"\s+", " ", description).replace('"', "'")
-    return f'---\nname: {name}\ndescription: "{description}"\n---\n'
+    return front_matter({"name": name, "description": " ".join(description.split())})
+
+
+def _inputs(inputs: list[str]) -> list[str]:
+    """A skill's inputs: one line of names, or one item per input when they are described."""
+    if not any(":" in i for i in inputs):
+        return [f"**Inputs.** {inline(', '.join(inputs))}", ""]
+    return ["**Inputs.**", "", *(f"- {inline(i)}" for i in inputs), ""]
 
 
 NOT_REPLAYED_NOTE = (
@@ -300,16 +310,16 @@ def export(store: Store, folder: Path) -> list[Path]:
         lines += [
             f"## {slug(rule.name)}",
             "",
-            rule.description,
+            inline(rule.description),
             "",
             *([NOT_REPLAYED_NOTE, ""] if rule.name in unreplayed else []),
-            f"- When: {rule.activation}",
-            f"- Guard: {rule.guard}",
-            f"- Then: {rule.response}",
+            f"- When: {inline(rule.activation)}",
+            f"- Guard: {inline(rule.guard)}",
+            f"- Then: {inline(rule.response)}",
             "",
         ]
     path = _safe(folder, "RULES.md")
-    path.write_text("\n".join(lines), encoding="utf-8")
+    write_atomically(path, "\n".join(lines))
     written.append(path)
     for skill in [c for c in contracts if isinstance(c, SkillContract)]:
         name = slug(skill.name)
@@ -319,20 +329,19 @@ def export(store: Store, folder: Path) -> list[Path]:
             _front_matter(name, skill.description),
             f"# {name}",
             "",
-            f"**When to use.** {skill.applicability}",
+            f"**When to use.** {inline(skill.applicability)}",
             "",
-            f"**Inputs.** {', '.join(skill.inputs)}",
-            "",
+            *_inputs(skill.inputs),
             "**Procedure.**",
             "",
-            *[f"{i}. {step}" for i, step in enumerate(skill.procedure, start=1)],
+            *[f"{i}. {inline(step)}" for i, step in enumerate(skill.procedure, start=1)],
             "",
-            f"**If a step fails.** {skill.recovery}",
+            f"**If a step fails.** {inline(skill.recovery)}",
             "",
-            f"**Expected result.** {skill.expected_result}",
+            f"**Expected result.** {inline(skill.expected_result)}",
             "",
         ]
-        path.write_text("\n".join(body), encoding="utf-8")
+        write_atomically(path, "\n".join(body))
         written.append(path)
     for agent in [c for c in contracts if isinstance(c, SubagentContract)]:
         name = slug(agent.name)
@@ -342,29 +351,32 @@ def export(store: Store, folder: Path) -> list[Path]:
             _front_matter(name, agent.description),
             f"# {name}",
             "",
-            f"**Invoke when.** {agent.invocation}",
+            f"**Invoke when.** {inline(agent.invocation)}",
             "",
-            f"**Owns.** {agent.owned_state}",
+            f"**Owns.** {inline(agent.owned_state)}",
             "",
-            f"**Tools.** {', '.join(agent.tools)}",
+            f"**Tools.** {inline(', '.join(agent.tools))} (anything else it proposes is refused)",
             "",
-            f"**Success.** {agent.success}",
+            f"**Policy.** {inline(agent.form.strategy)} offline, within {agent.form.max_steps} steps"
+            + (
+                f"; with a model, its own prompt:\n\n> {inline(agent.form.prompt)}"
+                if agent.form.prompt
+                else ""
+            ),
             "",
-            f"**Failure.** {agent.failure}",
+            f"**Success.** {inline(agent.success)}",
+            "",
+            f"**Failure.** {inline(agent.failure)}",
             "",
             "**Input schema.**",
             "",
-            "```json",
-            json.dumps(agent.input_schema, indent=2),
-            "```",
+            fenced(json.dumps(agent.input_schema, indent=2), "json"),
             "",
             "**Return schema.**",
             "",
-            "```json",
-            json.dumps(agent.return_schema, indent=2),
-            "```",
+            fenced(json.dumps(agent.return_schema, indent=2), "json"),
             "",
         ]
-        path.write_text("\n".join(body), encoding="utf-8")
+        write_atomically(path, "\n".join(body))
         written.append(path)
     return written

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.agents.guidance import Evidence, Guidance
+from workbench.agents.subagents import OutOfBudget, World
 from workbench.envs.base import Environment, Reset, Transition
 from workbench.envs.lexicon import Lexicon
 from workbench.envs.registry import lexicon_of
@@ -92,6 +93,11 @@ class Interaction:
     """Guidance that fired: ``{"artifact": id, "kind": ..., "step": stored step index}``."""
     episode_id: str = ""
     """The id of the episode being played (the runner's planned id; empty outside a run)."""
+    family: str = ""
+    """The task type being played (empty when the caller does not say)."""
+    delegations: list[dict[str, Any]] = field(default_factory=list)
+    """Subagents run: each one's inputs and typed return, the actions it was refused included
+    (see :func:`workbench.agents.subagents.delegation_record`)."""
 
     @property
     def instruction(self) -> str:
@@ -158,6 +164,18 @@ class Interaction:
         """At most ``count`` of the valid actions (``chars`` in all), chosen by
         :func:`sample_actions` for the task and the latest observation."""
         return sample_actions(valid, f"{self.instruction}\n{self.observation}", count, chars)
+
+    def world(self, source: str) -> World:
+        """The world as a subagent acting for ``source`` gets it: its actions are recorded
+        as its own, and the episode's end ends its budget."""
+
+        def act(action: str, thought: str) -> str:
+            try:
+                return self.act(action, thought, source).observation
+            except OutOfSteps as ended:
+                raise OutOfBudget(str(ended)) from ended
+
+        return World(act, self.env.look, self.env.valid_actions, lambda: self.done)
 
     def record_use(self, artifact: str, kind: str) -> None:
         """Note that a guidance artifact fired at the next step."""

@@ -8,14 +8,16 @@ artifact says is ever executed as code:
   what it would otherwise do) or **replaces** it with one response action.
 - :class:`ProcedureForm` (a skill) — when applicable, an ordered procedure the agent runs
   inside its own loop: steps in order, then a loop of steps until an observable result.
-- :class:`DelegateForm` (a subagent) — a delegated objective run as its own loop with
-  private state, scoped tools and success/failure termination, returning a structured result.
+- :class:`DelegateForm` (a subagent) — a delegated objective run as a sub-policy of its own
+  (:mod:`workbench.agents.subagents`): a fresh context holding only its named inputs, scoped
+  tools, its own step budget, success/failure termination and a typed return.
 
 Patterns are Python regular expressions. Evidence patterns may use ``{1}``, ``{2}``, … for the
 groups the action pattern captured (inserted escaped); templates use the same placeholders.
 Patterns and templates may also use ``{E1}``, ``{E2}``, … for the phrases the task's
 instruction names, numbered as :func:`workbench.compare.normalize_action` numbers them, so one
-artifact applies across the variations of a task.
+artifact applies across the variations of a task. A subagent's own templates name its declared
+inputs instead (``{target}``): the parent binds each input from what it matched.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workbench.compare import entity_phrases
-from workbench.envs.lexicon import OPPOSITE, ROLES, Exit, Lexicon, Scene
+from workbench.envs.lexicon import Lexicon
 from workbench.envs.registry import INSTALLED
 
 STOP = "STOP"
@@ -78,26 +80,100 @@ class ProcedureForm(_Form):
     """Most repetitions of ``loop``."""
 
 
+Strategy = Literal["search-exits", "search-containers", "test-candidates", "wait-for-change"]
+"""A subagent's offline policy, chosen from what the world offers (see
+:mod:`workbench.agents.subagents`): walk through the exits room texts show, open the containers
+on the way too, try an action on each candidate the world lists, or repeat an action until a
+change shows."""
+
+FORM_VERSION = 2
+"""The stored format of :class:`DelegateForm`. Version 1 (no ``format``) bound its templates to
+the parent's numbered groups and named its one strategy ``explore-exits`` or
+``explore-rooms``; it is read as version 2 (see :func:`upgrade_delegate`)."""
+
+INPUT_NAME = r"^[a-z][a-z0-9_]{0,39}$"
+"""What an input may be called (a name, never a number)."""
+
+
+class DelegateInput(BaseModel):
+    """One declared input of a subagent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=INPUT_NAME)
+    """Its name (the templates write ``{name}``; the input schema's property)."""
+    description: str = ""
+    """What it is, in words."""
+    bind: str = ""
+    """How the parent fills it from what it matched: a template of the trigger's groups and
+    the task's named phrases (``{1}``, ``{E2}``); empty: the caller passes it by name."""
+
+
 class DelegateForm(_Form):
-    """A delegated objective run in its own loop with private state (a subagent)."""
+    """A delegated objective run as a sub-policy with a context of its own (a subagent)."""
 
     kind: Literal["subagent"] = "subagent"
+    format: Literal[2] = FORM_VERSION
+    """Stored format version (see :data:`FORM_VERSION`)."""
+    inputs: list[DelegateInput] = Field(default_factory=list)
+    """Its declared inputs: all it is given of the parent's state."""
     objective: str = ""
-    """The objective, as a template (e.g. ``reach the {1}``)."""
-    strategy: Literal["explore-exits", "explore-rooms"] = "explore-exits"
-    """The delegated loop's policy. ``explore-exits``: depth first through the exits the
-    world's room texts show (opening closed ones, going back the way it came) until the room
-    text or its scene lines match ``success``; its private state is the places visited and the
-    way back. ``explore-rooms`` is its older name (forms stored before it was renamed)."""
+    """The objective, as a template over its inputs (e.g. ``reach the {target}``)."""
+    strategy: Strategy = "search-exits"
+    """Its policy offline (and wherever no model runs it)."""
+    action: str = ""
+    """The action template ``test-candidates`` tries on each candidate (``{candidate}``) and
+    ``wait-for-change`` repeats; inputs may fill it too."""
+    prompt: str = ""
+    """Its own instructions when a model runs it (a fresh prompt with only its inputs, not the
+    parent's history); empty: it runs its strategy."""
     tools: list[str] = Field(default_factory=lambda: ["move", "open", "check"])
     """What the subagent may do (its scope): action roles (``move``, ``open``, ``check``…, see
     :data:`workbench.envs.lexicon.Role`) read through the world's lexicon, or action prefixes
-    (``go to``) that an action must start with."""
+    (``go to``) that an action must start with. Anything else it proposes is refused and
+    recorded."""
     success: str = ""
-    """Regex (template) on the room text and its scene lines (``here: X``, ``exit: Y (open)``)
-    that ends the loop successfully."""
+    """Regex (template over its inputs) on what it observes — the room text and its scene
+    lines (``here: X``, ``exit: Y (open)``), or its latest observation — that ends its loop
+    successfully."""
     max_steps: int = Field(default=30, ge=1)
     """Step budget; running out ends the loop as a failure."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: object) -> object:
+        return upgrade_delegate(data) if isinstance(data, dict) else data
+
+
+_OLD_STRATEGIES = {"explore-exits": "search-exits", "explore-rooms": "search-exits"}
+
+
+def upgrade_delegate(data: dict) -> dict:
+    """A stored subagent form of an older format as the current one: its numbered groups
+    become named inputs bound to them (``{1}`` → ``{target}``), its strategy's old name the
+    current one. Current forms pass unchanged."""
+    if data.get("format", 1) != 1 or data.get("inputs"):
+        return data
+    data = dict(data)
+    data["strategy"] = _OLD_STRATEGIES.get(data.get("strategy", ""), data.get("strategy"))
+    if data["strategy"] is None:
+        del data["strategy"]
+    numbered = {p for key in ("objective", "success") for p in placeholders(data.get(key, ""))}
+    used = sorted((p for p in numbered if not p.startswith("E")), key=int)
+    names = {number: old_input_name(number, len(used)) for number in used}
+    for key in ("objective", "success"):
+        if key in data:
+            data[key] = _PLACEHOLDER.sub(
+                lambda m: "{" + names.get(m.group(1), m.group(1)) + "}", data[key]
+            )
+    data["inputs"] = [{"name": names[n], "bind": "{" + n + "}"} for n in used]
+    data["format"] = FORM_VERSION
+    return data
+
+
+def old_input_name(number: str, count: int) -> str:
+    """The name an older form's numbered group gets: ``target`` (``target_2``… when several)."""
+    return "target" if count == 1 or number == "1" else f"target_{number}"
 
 
 Form = Annotated[RuleForm | ProcedureForm | DelegateForm, Field(discriminator="kind")]
@@ -131,9 +207,9 @@ class Guidance(BaseModel):
             steps = "; ".join([*skill.steps, *(f"repeat {s}" for s in skill.loop)])
             lines.append(f"- Skill {skill.id}: {skill.description} Steps: {steps}")
         for delegate in self.delegates:
-            lines.append(
-                f"- Subagent {delegate.id}: {delegate.description} (call with: delegate {delegate.id})"
-            )
+            names = " ".join(f"{i.name}=<{i.description or i.name}>" for i in delegate.inputs)
+            call = f"delegate {delegate.id}" + (f" {names}" if names else "")
+            lines.append(f"- Subagent {delegate.id}: {delegate.description} (call with: {call})")
         return "\n".join(lines)
 
 
@@ -185,6 +261,7 @@ class Bindings(tuple[str, ...]):
 
 
 _PLACEHOLDER = re.compile(r"\{(E?\d+)\}")
+_NAMED = re.compile(r"\{([a-z][a-z0-9_]{0,39})\}")
 
 
 def placeholders(template: str) -> set[str]:
@@ -192,9 +269,34 @@ def placeholders(template: str) -> set[str]:
     return set(_PLACEHOLDER.findall(template))
 
 
+def input_names(template: str) -> set[str]:
+    """The named inputs a subagent's pattern or template uses (``target``...)."""
+    return set(_NAMED.findall(template))
+
+
 def neutral(pattern: str) -> str:
-    """A pattern with its placeholders replaced by a plain word (to check that it compiles)."""
-    return _PLACEHOLDER.sub("x", pattern)
+    """A pattern with its placeholders (numbered or named) replaced by a plain word (to check
+    that it compiles)."""
+    return _NAMED.sub("x", _PLACEHOLDER.sub("x", pattern))
+
+
+def fill_inputs(template: str, inputs: dict[str, str], escape: bool) -> str:
+    """``template`` with each ``{name}`` of a declared input replaced by its value (escaped
+    for a pattern); other braces stay as they are."""
+
+    def value(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name not in inputs:
+            return found.group(0)
+        return re.escape(inputs[name]) if escape else inputs[name]
+
+    return _NAMED.sub(value, template)
+
+
+def bind_inputs(form: DelegateForm, groups: tuple[str, ...]) -> dict[str, str]:
+    """The subagent's inputs as the parent fills them from what its pattern matched (each
+    input's ``bind`` template over the groups and the task's named phrases)."""
+    return {i.name: _fill(i.bind, groups, False) for i in form.inputs if i.bind}
 
 
 def _fill(template: str, groups: tuple[str, ...], escape: bool) -> str:
@@ -275,113 +377,3 @@ def run_procedure(
                 _fill(template, groups, False), f"skill {form.id}: repeat until result"
             )
     return bool(until) and re.search(until, observation) is not None
-
-
-@dataclass
-class DelegateResult:
-    """The structured return of a subagent."""
-
-    success: bool
-    steps: int
-    visited: list[str]
-    reason: str
-
-
-def way_back(taken: Exit, left: Scene, arrived: Scene) -> Exit | None:
-    """The exit of ``arrived`` that returns through ``taken``: the one named after the place
-    left (worlds that name exits by room), else the opposite compass direction."""
-    for name in (left.location, OPPOSITE.get(taken.name.lower(), "")):
-        back = next((e for e in arrived.exits if name and e.name.lower() == name.lower()), None)
-        if back is not None and back.go:
-            return back
-    return None
-
-
-class _Explorer:
-    """A depth-first walk through exits: the subagent's private ledger."""
-
-    def __init__(self, form: DelegateForm, lexicon: Lexicon, use: Callable[[str], str]) -> None:
-        self.form, self.lexicon, self.use = form, lexicon, use
-        self.visited: list[str] = []
-        self.tried: set[tuple[str, str]] = set()
-        self.trail: list[str] = []
-        """Actions that go back, from here to the start (last first)."""
-
-    def untried(self, scene: Scene) -> Exit | None:
-        """The first exit of ``scene`` not taken yet that leads somewhere not visited."""
-        for way in scene.exits:
-            if (scene.location, way.name) in self.tried or way.state == "locked":
-                continue
-            if way.name in self.visited or not way.go:
-                continue
-            return way
-        return None
-
-    def go(self, scene: Scene, way: Exit, look: Callable[[], str]) -> str:
-        """Take ``way`` (opening it first), remembering how to come back; the room text
-        where it arrived."""
-        self.tried.add((scene.location, way.name))
-        if way.state == "closed" and way.open:
-            self.use(way.open)
-        self.use(way.go)
-        room_text = look()
-        arrived = self.lexicon.scene(room_text)
-        back = way_back(way, scene, arrived) if arrived is not None else None
-        if arrived is not None and arrived.location != scene.location and back is not None:
-            self.tried.add((arrived.location, back.name))
-            self.trail.append(back.go)
-        return room_text
-
-
-def run_delegate(
-    form: DelegateForm,
-    groups: tuple[str, ...],
-    act: Act,
-    look: Callable[[], str],
-    done: Callable[[], bool],
-    lexicon: Lexicon | None = None,
-) -> DelegateResult:
-    """Run a subagent's loop. It sees only its declared inputs (``groups``), its own
-    observations and the room texts (read through ``lexicon``, the world's; without one, by
-    whichever installed world reads them, see :data:`~workbench.envs.registry.INSTALLED`); it
-    may use only its scoped tools."""
-    goal = re.compile(_fill(form.success, groups, True)) if form.success else None
-    steps = 0
-
-    def use(action: str) -> str:
-        nonlocal steps
-        if not _allowed(form, action, reader):
-            raise PermissionError(f"subagent {form.id} may not use {action!r}")
-        steps += 1
-        return act(action, f"subagent {form.id}: {_fill(form.objective, groups, False)}")
-
-    reader = lexicon or INSTALLED
-    walk = _Explorer(form, reader, use)
-    arrived: str | None = None  # the room text read on arriving, not read twice
-    while steps < form.max_steps and not done():
-        room_text = arrived if arrived is not None else look()
-        arrived = None
-        scene = reader.scene(room_text)
-        here = scene.location if scene is not None else "?"
-        if here not in walk.visited:
-            walk.visited.append(here)
-        seen = room_text + ("\n" + scene.as_text() if scene is not None else "")
-        if goal is not None and goal.search(seen):
-            return DelegateResult(True, steps, walk.visited, f"objective reached in the {here}")
-        way = walk.untried(scene) if scene is not None else None
-        if way is not None:
-            arrived = walk.go(scene, way, look)
-        elif walk.trail:
-            use(walk.trail.pop())
-        else:
-            return DelegateResult(False, steps, walk.visited, "explored every reachable room")
-    return DelegateResult(
-        False, steps, walk.visited, "step budget exhausted" if not done() else "episode ended"
-    )
-
-
-def _allowed(form: DelegateForm, action: str, lexicon: Lexicon) -> bool:
-    """Whether ``action`` is in the subagent's scope (a role it may play, or a prefix)."""
-    if lexicon.role(action).role in set(form.tools) & ROLES:
-        return True
-    return any(action.startswith(tool) for tool in form.tools if tool not in ROLES)

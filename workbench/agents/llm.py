@@ -1,8 +1,16 @@
 """A ReAct agent backed by a chat model: one structured model call per decision.
 
-Each turn the model sees the formulated manual (if any, in the system prompt), the task, the guidance (rules as text, skills as procedures,
-subagents it may call with ``delegate <id>``), a window of recent steps, the current
-observation and a sample of valid actions, and answers ``{"thought": ..., "action": ...}``.
+Each turn the model sees the formulated manual (if any, in the system prompt), the task, the
+guidance (rules as text, skills as procedures, subagents it may call with
+``delegate <id> name=value``), a window of recent steps, the current observation and a sample
+of valid actions, and answers ``{"thought": ..., "action": ...}``.
+
+A subagent the model compiler wrote (its form has a ``prompt``) runs as a model too
+(:class:`ModelSubagent`): a fresh prompt of its own — its instructions, its declared inputs,
+its own steps and observations, the valid actions among its tools — never the parent's history;
+one structured call per decision (purpose ``agent.subagent``), in the subagent's scope (its
+tools, its step budget, success read from what the world shows). Other subagents run their
+offline strategy (:mod:`workbench.agents.subagents`).
 
 With ``examples`` set, each turn also retrieves synthesized examples for the current situation
 (:meth:`~workbench.synth.retrieval.ExampleIndex.agentic`: observation-based, then model-based
@@ -15,7 +23,10 @@ that differs only in case, punctuation or articles becomes the listed action; on
 words the environment has used (in its listed actions, the task or recent observations) is
 passed through (its parser accepts forms its list does not enumerate, e.g. an object's full
 name, or opening a door that is already open); anything else is mapped to the closest listed
-action (:mod:`difflib`), and both are recorded. Rules from the guidance
+action (:mod:`difflib`), and both are recorded. An action with no word in it at all (``""``,
+``"..."``) is not grounded: the model is told and asked again, and a second such answer in a
+row ends the episode (``stopped: no-action``; both recorded under ``empty``). Rules from the
+guidance
 review the grounded action as they do for the scripted agent: a veto skips it (the model is
 told why and asked again), a replacement is taken instead.
 """
@@ -28,7 +39,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -40,9 +51,11 @@ from workbench.agents.base import (
     AgentSpec,
     Interaction,
     OutOfSteps,
+    sample_actions,
     words_of,
 )
-from workbench.agents.guidance import STOP, DelegateForm, Guidance, match, review, run_delegate
+from workbench.agents.guidance import STOP, DelegateForm, Guidance, bind_inputs, match, review
+from workbench.agents.subagents import Scope, SubagentResult, delegation_record, run_subagent
 from workbench.llm import ChatClient
 from workbench.synth.openai_queries import OpenAIQueryWriter
 from workbench.synth.queries import QueryWriter
@@ -51,8 +64,17 @@ from workbench.synth.retrieval import ExampleIndex, Hit, split_examples
 PURPOSE = "agent.act"
 """Purpose of the agent's model calls in the call log."""
 
+NO_ACTION = (
+    "Your last answer's action ({proposed!r}) names no action. Answer with one of the valid "
+    "actions, written as listed."
+)
+"""The note after an answer whose action has no word in it (SmolLM2-135M answers "...")."""
+
 DELEGATE = "delegate"
-"""The action word that calls a subagent: ``delegate <id> [target]``."""
+"""The action word that calls a subagent: ``delegate <id> name=value …`` (or ``delegate <id>
+<value>`` for a subagent of one input)."""
+SUBAGENT_PURPOSE = "agent.subagent"
+"""Purpose of a model subagent's calls in the call log."""
 
 
 class Act(BaseModel):
@@ -109,8 +131,9 @@ EXAMPLES_HEAD = (
     "current situation (their objects and places may differ from yours: adapt, do not copy):"
 )
 SYSTEM_DELEGATE = (
-    " To hand an objective to a subagent from the guidance, answer `delegate <id>`, optionally "
-    "followed by its target (e.g. `delegate <id> go to kitchen`); you will see its result."
+    " To hand an objective to a subagent from the guidance, answer `delegate <id>` followed by "
+    "its inputs as name=value pairs separated by `;` (e.g. `delegate <id> target=kitchen`); "
+    "it sees only those inputs, and you will see what it returns."
 )
 
 
@@ -226,6 +249,8 @@ class _Episode:
         self.note = ""
         self.grounded: list[dict[str, Any]] = []
         self.vetoed: list[dict[str, Any]] = []
+        self.empty: list[dict[str, Any]] = []
+        """Answers whose action has no word (the model is told and asked again)."""
         self.delegations: list[dict[str, Any]] = []
         self.retrieved: list[dict[str, Any]] = []
         self.stopped = "done"
@@ -239,6 +264,13 @@ class _Episode:
             valid = self.io.env.valid_actions()
             reply = self._ask(valid)
             proposed = reply.action.strip()
+            if not words_of(proposed):  # e.g. "" or "...": no action to ground
+                self.empty.append({"step": self.io.next_step, "proposed": proposed})
+                if len(self.empty) > 1 and self.empty[-2]["step"] == self.io.next_step:
+                    self.stopped = "no-action"  # told once, and still no action
+                    return
+                self.note = NO_ACTION.format(proposed=proposed)
+                continue
             if proposed.split(" ", 1)[0].lower() == DELEGATE and self.guidance.delegates:
                 self._delegate(proposed)
                 continue
@@ -331,31 +363,31 @@ class _Episode:
     def _delegate(self, proposed: str) -> None:
         parts = proposed.split(maxsplit=2)
         ident = parts[1] if len(parts) > 1 else ""
-        target = parts[2] if len(parts) > 2 else ""
+        rest = parts[2] if len(parts) > 2 else ""
         form = next((d for d in self.guidance.delegates if d.id == ident), None)
         if form is None:
             known = ", ".join(d.id for d in self.guidance.delegates)
             self.note = f"There is no subagent {ident!r}; the subagents are: {known}."
             return
-        groups = match(form, target, self.io.evidence()) or ()
+        inputs = call_inputs(form, rest, self.io.evidence())
+        missing = [i.name for i in form.inputs if not inputs.get(i.name)]
+        if missing:
+            self.note = f"Subagent {form.id} needs its inputs: {', '.join(missing)}."
+            return
         self.io.record_use(form.id, "subagent")
-        before = len(self.io.taken)
-        entry = {"step": self.io.next_step, "subagent": form.id, "target": target}
-        self.delegations.append(entry)
-        try:
-            result = run_delegate(form, groups, self._act_as(form), self.io.env.look, self._done)
-        except PermissionError as denied:
-            entry.update(success=False, steps=len(self.io.taken) - before, reason=str(denied))
-        else:
-            entry.update(success=result.success, steps=result.steps, reason=result.reason)
-        outcome = "succeeded" if entry["success"] else "failed"
-        self.note = f"Subagent {form.id} {outcome} after {entry['steps']} steps: {entry['reason']}."
-
-    def _act_as(self, form: DelegateForm):
-        def act(action: str, thought: str) -> str:
-            return self.io.act(action, thought, f"subagent:{form.id}").observation
-
-        return act
+        step = self.io.next_step
+        policy = ModelSubagent(self.agent.client) if form.prompt else None
+        world = self.io.world(f"subagent:{form.id}")
+        result = run_subagent(form, inputs, world, self.io.lexicon, policy)
+        self.io.delegations.append(delegation_record(form, inputs, result, step))
+        self.delegations.append(
+            {"step": step, "subagent": form.id, "inputs": inputs, **result.returned()}
+        )
+        outcome = "succeeded" if result.success else "failed"
+        found = f" Found: {result.found}." if result.found else ""
+        self.note = (
+            f"Subagent {form.id} {outcome} after {result.steps} steps: {result.reason}.{found}"
+        )
 
     def _done(self) -> bool:
         return self.io.done
@@ -373,10 +405,147 @@ class _Episode:
             },
             "grounded": self.grounded,
             "vetoed": self.vetoed,
+            "empty": self.empty,
             "delegations": self.delegations,
             **({"examples": self.retrieved} if self.agent.examples else {}),
             "stopped": self.stopped,
         }
+
+
+def call_inputs(form: DelegateForm, rest: str, evidence) -> dict[str, str]:
+    """The inputs of a ``delegate`` call: ``name=value`` pairs (``;`` between them, only
+    declared names kept), else what the subagent's own trigger binds on ``rest``, else
+    ``rest`` itself for a subagent of one input."""
+    declared = {i.name for i in form.inputs}
+    if "=" in rest:
+        pairs = (part.split("=", 1) for part in rest.split(";") if "=" in part)
+        return {k.strip(): v.strip() for k, v in pairs if k.strip() in declared}
+    groups = match(form, rest, evidence) if rest else None
+    if groups is not None and bind_inputs(form, groups):
+        return bind_inputs(form, groups)
+    if len(form.inputs) == 1 and rest.strip():
+        return {form.inputs[0].name: rest.strip()}
+    return {}
+
+
+# -- a model subagent -----------------------------------------------------------------------
+
+
+class SubagentTurn(BaseModel):
+    """One decision of a model subagent."""
+
+    thought: str = Field(description="Brief reasoning about what to do next.")
+    action: str = Field(description="One command for the environment; empty when you return.")
+    status: Literal["continue", "success", "failure"] = Field(
+        description="continue: take the action; success or failure: return now."
+    )
+    found: str = Field(description="When you return: what you found, or why it cannot be found.")
+
+
+SUBAGENT_SYSTEM = (
+    "You are a subagent. Another agent handed you one objective and the inputs listed below; "
+    "you see nothing of its history, only your own steps. Act in the text environment with "
+    "your tools (other actions are refused and count against your budget). Each turn reply "
+    'with a JSON object {"thought", "action", "status", "found"}: status "continue" with one '
+    'action, or "success" or "failure" with what you found once the objective is reached or '
+    "cannot be reached."
+)
+
+
+class ModelSubagent:
+    """A subagent run by a chat model on a prompt of its own (a :data:`Policy`).
+
+    Args:
+        client: the chat client; every call is logged (purpose ``agent.subagent``).
+        budget: how much context goes into each prompt.
+        temperature: sampling temperature.
+        max_tokens: most tokens per reply.
+    """
+
+    def __init__(
+        self,
+        client: ChatClient,
+        *,
+        budget: PromptBudget | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = 256,
+    ) -> None:
+        self.client, self.budget = client, budget or PromptBudget()
+        self.temperature, self.max_tokens = temperature, max_tokens
+
+    def __call__(self, scope: Scope) -> SubagentResult:
+        observation, note = scope.look(), ""
+        while not scope.exhausted:
+            messages = subagent_prompt(scope, observation, note, self.budget)
+            scope.context.setdefault("prompt", messages[-1]["content"])
+            note = ""
+            turn = self.client.parse(
+                messages,
+                SubagentTurn,
+                purpose=SUBAGENT_PURPOSE,
+                temperature=self.temperature,
+                max_tokens=self.max_tokens,
+            )
+            if turn.status == "failure":
+                return scope.result(False, turn.found.strip() or "the subagent gave up")
+            if turn.status == "success":
+                found = scope.reached(observation) or scope.reached(scope.look())
+                if found is not None or scope.goal is None:
+                    return scope.result(True, "objective reached", found or turn.found)
+                scope.turns += 1
+                note = "Your success condition is not observed yet: go on, or return failure."
+                continue
+            observation, note, found = self._step(scope, turn.action.strip(), observation)
+            if found is not None:
+                return scope.result(True, "objective reached", found)
+        return scope.result(False, "step budget spent")
+
+    def _step(self, scope: Scope, proposed: str, observation: str) -> tuple[str, str, str | None]:
+        """Take the proposed action (grounded on what the world lists); the new observation,
+        a note for the next turn, and the line that shows success if it does."""
+        if not proposed:
+            scope.turns += 1
+            return observation, "You gave no action: give one, or return.", None
+        action, _ = ground(proposed, scope.world.valid(), seen=observation)
+        taken = scope.act(action)
+        if taken is None:
+            tools = ", ".join(scope.form.tools)
+            return (
+                observation,
+                f"'{action}' was refused: it is not one of your tools ({tools}).",
+                None,
+            )
+        room = scope.look()
+        return taken, "", scope.reached(taken) or scope.reached(room)
+
+
+def subagent_prompt(
+    scope: Scope, observation: str, note: str, budget: PromptBudget
+) -> list[dict[str, str]]:
+    """The messages of one subagent decision: its own instructions, its inputs, its tools,
+    its own steps and what it sees — nothing of the parent's."""
+    form = scope.form
+    system = SUBAGENT_SYSTEM + (f"\n\n{form.prompt.strip()}" if form.prompt.strip() else "")
+    inputs = "\n".join(f"- {name}: {value}" for name, value in scope.inputs.items()) or "- none"
+    own = [
+        f"{k}. > {a}\n{_cut(o, budget.history_observation_chars)}"
+        for k, (a, o) in enumerate(scope.history[-budget.history_steps :], start=1)
+    ]
+    options = scope.options()
+    shown = sample_actions(
+        options, f"{scope.objective}\n{observation}", budget.valid_actions, budget.valid_chars
+    )
+    parts = [
+        f"Objective: {scope.objective or form.description}",
+        f"Inputs (all you are given):\n{inputs}",
+        f"Tools: {', '.join(form.tools)}; steps left: {form.max_steps - scope.steps}",
+        "Your steps so far:\n" + ("\n".join(own) if own else "(none yet)"),
+        *([f"Note: {note}"] if note else []),
+        f"Current observation:\n{_cut(observation, budget.observation_chars)}",
+        f"Valid actions among your tools ({len(shown)} of {len(options)}):\n" + "\n".join(shown),
+        "Reply with your thought, action, status and found.",
+    ]
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
 # -- the prompt -----------------------------------------------------------------------------

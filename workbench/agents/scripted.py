@@ -27,10 +27,11 @@ from workbench.agents.base import AgentSpec, Interaction, OutOfSteps
 from workbench.agents.guidance import (
     STOP,
     Act,
+    DelegateForm,
     Guidance,
+    bind_inputs,
     match,
     review,
-    run_delegate,
     run_procedure,
 )
 from workbench.agents.mistakes import (
@@ -41,6 +42,7 @@ from workbench.agents.mistakes import (
     plan_mistakes,
     world_modes,
 )
+from workbench.agents.subagents import delegation_record, run_subagent
 from workbench.envs.lexicon import PLAIN, Lexicon, Role
 
 TRUTH_KEY = "ground_truth"
@@ -165,9 +167,7 @@ class _Run:
             if groups is not None and self._hand_over(
                 delegate.id,
                 "subagent",
-                lambda act, form=delegate, groups=groups: run_delegate(
-                    form, groups, act, self.io.env.look, lambda: self.io.done
-                ),
+                lambda act, form=delegate, groups=groups: self._delegate(form, groups),
             ):
                 self._prevent(mistake, proposed, delegate.id)
                 return True
@@ -219,6 +219,16 @@ class _Run:
             return False
         self._resync(before)
         return True
+
+    def _delegate(self, form: DelegateForm, groups: tuple[str, ...]) -> None:
+        """Run a subagent on the inputs the match binds (its offline strategy: this agent
+        has no model), and record what it returned."""
+        inputs = bind_inputs(form, groups)
+        step = self.io.next_step
+        world = self.io.world(f"subagent:{form.id}")
+        result = run_subagent(form, inputs, world, self.io.lexicon)
+        if result.steps or result.refused:  # one that did nothing leaves the decision here
+            self.io.delegations.append(delegation_record(form, inputs, result, step))
 
     def _act_as(self, source: str) -> Act:
         def act(action: str, thought: str) -> str:

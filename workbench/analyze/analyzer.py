@@ -10,7 +10,10 @@ from store import Analysis, AnalysisRun, EpisodeFilter, Span, Store
 from workbench.analyze.analyst import Analyst, FailureCase, Proposal
 from workbench.analyze.causes import build_case
 from workbench.analyze.clusters import cluster_run
+from workbench.llm.client import ModelError
 from workbench.progress import NullProgress, Progress, check_cancel
+
+NO_STEPS = "the run has no action step to cite (the agent took none)"
 
 
 class ProposalRejected(ValueError):
@@ -26,7 +29,12 @@ class AnalysisReport:
     skipped: int = 0
     """Failures already analysed in this run (a resumed or repeated call)."""
     rejected: list[str] = field(default_factory=list)
-    """``episode: reason`` for proposals that failed the mechanical checks."""
+    """``episode: reason`` for proposals that failed the mechanical checks, and for failures
+    whose run has no action step to cite (no analyst is asked)."""
+    failed: list[str] = field(default_factory=list)
+    """``episode: reason`` for failures the analyst could not judge (its model call failed,
+    or its answer still failed the check after a correction): nothing is stored for them, so
+    a later call of the same run asks again."""
     clusters: int = 0
     deferred: int = 0
 
@@ -110,11 +118,17 @@ def analyze(
         for episode in todo:
             check_cancel(cancel)
             case = build_case(store, episode)
+            if not case.steps:  # nothing any analyst could cite: not asked
+                report.rejected.append(f"{episode.id}: {NO_STEPS}")
+                progress.advance(1)
+                continue
             try:
                 proposal = analyst.analyze_failure(case)
                 check(proposal, case)
             except ProposalRejected as error:
                 report.rejected.append(f"{episode.id}: {error}")
+            except ModelError as error:
+                report.failed.append(f"{episode.id}: {error}")
             else:
                 store.add_analysis(
                     _analysis(run.id, case, proposal), _span(episode.id, analyst.name, proposal)

@@ -12,6 +12,7 @@ from workbench.cli import (
     episodes,
     evolve,
     manual,
+    model,
     plot,
     repo,
     runs,
@@ -41,6 +42,7 @@ for command in (
     evolve.evolve_command,
     plot.plot_group,
     synth.synth_group,
+    model.model_group,
 ):
     main.add_command(command)
 

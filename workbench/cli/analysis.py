@@ -107,10 +107,13 @@ def analyze_command(
     console.print(
         f"analysis run {report.run.id} ({report.run.reasoner}): {report.analyzed} failure(s) analysed"
         + (f", {report.skipped} already analysed" if report.skipped else "")
+        + (f", {len(report.failed)} not analysed (model error)" if report.failed else "")
         + f"; {report.clusters} cluster(s), {report.deferred} deferred"
     )
     for reason in report.rejected:
         errors.print(f"[yellow]rejected proposal:[/] {escape(reason)}")
+    for reason in report.failed:
+        errors.print(f"[yellow]not analysed:[/] {escape(reason)}")
 
 
 @click.command("clusters")

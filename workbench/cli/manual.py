@@ -72,10 +72,11 @@ def manual_group() -> None:
 @click.option(
     "--agent",
     "agent_kind",
-    type=click.Choice(["scripted", "openai"]),
-    default="scripted",
+    type=click.Choice(["planner", "openai-planner", "scripted", "openai"]),
+    default="planner",
     show_default=True,
-    help="The Planner: the scripted agent (follows executable rules) or the LLM agent (reads every rule).",
+    help="Who plays: the Planner writing its plan as code (planner: scripted, offline; "
+    "openai-planner: the model), or an agent acting step by step (scripted, openai).",
 )
 @reasoner_option
 @db_option
@@ -90,9 +91,9 @@ def manual_build(
     agent_kind: str,
     reasoner_name: str | None,
 ) -> None:
-    """Building stage: the Planner runs train episodes with the current rules (the scripted
-    agent follows their executable forms, the LLM agent reads them all); after each, the
-    Builder updates the rules and the skill/reflection libraries."""
+    """Building stage: the Planner runs train episodes with the current rules, writing its
+    plan as code (run in a limited sandbox; the rules' executable forms review every action);
+    after each, the Builder updates the rules and the skill/reflection libraries."""
     from workbench.executors import LocalPool
     from workbench.manual.build import build
     from workbench.progress import Cancelled
@@ -106,7 +107,7 @@ def manual_build(
         seed=seed,
         agent=AgentSpec(kind=agent_kind),
     )
-    if agent_kind == "openai":
+    if agent_kind in ("openai", "openai-planner"):
         check_endpoint(store)
     builder = chosen_backends(store, reasoner_name).builder
     try:

@@ -27,6 +27,7 @@ from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
     from store import ArtifactVersion, InterventionSpec, Store
+    from workbench.admit.gates import SubagentModel
     from workbench.executors import ExecutorChoice
 
 STATUS_STYLE = {
@@ -221,14 +222,32 @@ def _targets(store: Store, artifact: str | None) -> list[ArtifactVersion]:
     help="A version id, or an artifact name (its staged versions); default: every staged version.",
 )
 @executor_options
+@reasoner_option
 @existing_db_option
-def replay_command(store: Store, artifact: str | None, executor: ExecutorChoice) -> None:
+def replay_command(
+    store: Store, artifact: str | None, executor: ExecutorChoice, reasoner_name: str | None
+) -> None:
     """Admit staged versions: contract gate, then paired replay on the real environment."""
-    _admit_all(store, _targets(store, artifact), executor, without_replay=False)
+    model = _subagent_model(store, reasoner_name)
+    _admit_all(store, _targets(store, artifact), executor, without_replay=False, model=model)
+
+
+def _subagent_model(store: Store, reasoner_name: str | None) -> SubagentModel | None:
+    """The endpoint model-written subagents run on in the contract gate (``openai`` only)."""
+    from workbench.admit.gates import SubagentModel
+
+    config = chosen_backends(store, reasoner_name).config
+    if config.backend != "openai":
+        return None
+    return SubagentModel(config.base_url, config.model, config.api_key_env)
 
 
 def _admit_all(
-    store: Store, targets: list[ArtifactVersion], executor: ExecutorChoice, without_replay: bool
+    store: Store,
+    targets: list[ArtifactVersion],
+    executor: ExecutorChoice,
+    without_replay: bool,
+    model: SubagentModel | None = None,
 ) -> None:
     """Run the gates on each target and print every check and the verdict."""
     from workbench.admit.repository import admit
@@ -249,6 +268,7 @@ def _admit_all(
                     executor=pool,
                     progress=RichProgress("episodes"),
                     without_replay=without_replay,
+                    model=model,
                 )
             except Cancelled:
                 raise click.ClickException(

@@ -1,10 +1,13 @@
 """The closure controller: decides mechanically whether an attempted schema closes a spec.
 
-A reasoner proposes contract slots and, per obligation, a status, the owning slot and
-citations. The controller accepts an obligation as closed only when the proposer claims it,
+The same decision is made whichever reasoner proposed. The cluster's evidence says what each
+obligation demands (:mod:`workbench.compile.obligations`): a demand above what the schema can
+own is an insufficiency witness citing the steps that show it, whatever the proposer claims.
+Otherwise a reasoner's proposal decides: an obligation closes only when the proposer claims it,
 names a slot the schema requires, that slot is filled, and every citation lies inside a span
-the spec itself cites. A schema closes when all four obligations close, no required slot is
-missing and the contract validates. A bare type assertion therefore cannot pass.
+the spec itself cites; an obligation the proposer leaves open keeps its witness, which must
+cite steps of the cluster's runs. A schema closes when all four obligations close, no required
+slot is missing and the contract validates. A bare type assertion therefore cannot pass.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from store import (
     ObligationCheck,
 )
 from workbench.compile.contracts import CONTRACT, CONTRACT_TYPES, missing_slots
-from workbench.compile.proposals import AttemptProposal
+from workbench.compile.obligations import SpecEvidence
+from workbench.compile.proposals import AttemptProposal, ObligationReport
 from workbench.compile.specs import claims_of
 
 
@@ -48,9 +52,11 @@ def decide(
     proposal: AttemptProposal,
     position: int,
     carried: list[str],
+    evidence: SpecEvidence,
 ) -> CompileAttempt:
-    """The controller's verdict on one attempt (nothing here trusts the proposer's status
-    without checking slot and citations)."""
+    """The controller's verdict on one attempt: the evidence's demands first, then the
+    proposal's claims (nothing here trusts the proposer's status without checking slot and
+    citations)."""
     kind: ArtifactKind = proposal.kind
     required = set(CONTRACT_TYPES[kind].REQUIRED)
     contract = proposal.contract or {}
@@ -58,24 +64,25 @@ def decide(
     reports = {r.obligation: r for r in proposal.report}
     checks = []
     for obligation in OBLIGATIONS:
+        demand = evidence.demands[obligation]
+        if demand.exceeds(kind):
+            cited = [c for c in demand.citations if evidence.resolves(c)]
+            checks.append(
+                ObligationCheck(
+                    obligation=obligation,
+                    closed=False,
+                    citations=cited,
+                    witness=demand.witness(kind),
+                )
+            )
+            continue
         report = reports.get(obligation)
         if report is None:
             checks.append(
                 ObligationCheck(obligation=obligation, closed=False, witness="no closure report")
             )
             continue
-        problem = _problem(
-            report.status, report.slot, report.witness, report.citations, required, contract, spans
-        )
-        checks.append(
-            ObligationCheck(
-                obligation=obligation,
-                closed=problem is None,
-                slot=report.slot if problem is None else "",
-                citations=report.citations,
-                witness=problem or "",
-            )
-        )
+        checks.append(_check(report, required, contract, spans, evidence))
     missing = missing_slots(contract) if contract else sorted(required | {"form"})
     if contract and not missing:
         try:
@@ -94,17 +101,39 @@ def decide(
     )
 
 
+def _check(
+    report: ObligationReport,
+    required: set[str],
+    contract: dict,
+    spans: list[Citation],
+    evidence: SpecEvidence,
+) -> ObligationCheck:
+    """One obligation the evidence lets the schema own, as the proposal reports it."""
+    if not report.status:
+        cited = [c for c in report.citations if evidence.resolves(c)]
+        witness = report.witness or "not closed (the proposer gave no witness)"
+        if not cited:
+            witness += " (the witness cites no step of the cluster's runs)"
+        return ObligationCheck(
+            obligation=report.obligation, closed=False, citations=cited, witness=witness
+        )
+    problem = _problem(report.slot, report.citations, required, contract, spans)
+    return ObligationCheck(
+        obligation=report.obligation,
+        closed=problem is None,
+        slot=report.slot if problem is None else "",
+        citations=report.citations,
+        witness=problem or "",
+    )
+
+
 def _problem(
-    status: bool,
     slot: str,
-    witness: str,
     citations: list[Citation],
     required: set[str],
     contract: dict,
     spans: list[Citation],
 ) -> str | None:
-    if not status:
-        return witness or "not closed (the proposer gave no witness)"
     if slot not in required:
         return f"claimed closed by {slot or 'no slot'!r}, which is not a slot of this schema"
     if not contract.get(slot):

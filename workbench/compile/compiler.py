@@ -23,9 +23,13 @@ from store import (
 )
 from workbench.compile.closure import decide, witnesses
 from workbench.compile.contracts import CONTRACT
+from workbench.compile.obligations import SpecEvidence
 from workbench.compile.proposals import Compiler, MemberCase
 from workbench.compile.specs import gather, to_spec
 from workbench.progress import NullProgress, Progress, check_cancel
+
+HEURISTIC = "heuristic"
+"""The offline reasoner's name: its patterns are escaped text and may run in this process."""
 
 
 @dataclass
@@ -53,14 +57,19 @@ class CompileReport:
         return [c.version for c in self.compiled if c.version is not None and not c.reused]
 
 
-def first_closure(compiler: Compiler, spec: InterventionSpec) -> list[CompileAttempt]:
+def first_closure(
+    compiler: Compiler, spec: InterventionSpec, evidence: SpecEvidence
+) -> list[CompileAttempt]:
     """Attempt the schemas in runtime order until one closes; each failed attempt's witnesses
-    are carried to the next, which must close them as well."""
+    are carried to the next, which must close them as well. ``evidence`` is the spec's runs
+    and what they demand (the controller decides against it)."""
     attempts: list[CompileAttempt] = []
     carried: list[str] = []
     for position, kind in enumerate(SCHEMA_ORDER, start=1):
-        proposal = compiler.propose_contract(spec, kind, carried)
-        attempt = decide(spec, proposal.model_copy(update={"kind": kind}), position, carried)
+        proposal = compiler.propose_contract(spec, kind, carried, evidence.demands)
+        attempt = decide(
+            spec, proposal.model_copy(update={"kind": kind}), position, carried, evidence
+        )
         attempts.append(attempt)
         if attempt.closed:
             break
@@ -68,16 +77,18 @@ def first_closure(compiler: Compiler, spec: InterventionSpec) -> list[CompileAtt
     return attempts
 
 
-def direct_selection(compiler: Compiler, spec: InterventionSpec) -> list[CompileAttempt]:
+def direct_selection(
+    compiler: Compiler, spec: InterventionSpec, evidence: SpecEvidence
+) -> list[CompileAttempt]:
     """The ``no-closure`` ablation: the compiler picks the type and its contract is taken as
     it is. The obligation checks are still recorded (for inspection), but only a missing or
     invalid contract keeps the attempt from being staged."""
     choice = compiler.select_kind(spec)
-    proposal = compiler.propose_contract(spec, choice.kind, [])
+    proposal = compiler.propose_contract(spec, choice.kind, [], evidence.demands)
     reason = f"no closure: {choice.kind} chosen directly" + (
         f" ({choice.why})" if choice.why else ""
     )
-    attempt = decide(spec, proposal.model_copy(update={"kind": choice.kind}), 1, [reason])
+    attempt = decide(spec, proposal.model_copy(update={"kind": choice.kind}), 1, [reason], evidence)
     accepted = proposal.contract is not None and not attempt.missing
     return [attempt.model_copy(update={"closed": accepted})]
 
@@ -150,8 +161,9 @@ def compile_run(
         for proposal in proposals:
             check_cancel(cancel)
             spec = to_spec(proposal, run_id, compiler.name, by_id)
+            covered = [by_id[i] for i in proposal.members if i in by_id]
             report.compiled.append(
-                _compile_one(store, compiler, spec, existing, again, stage, closure)
+                _compile_one(store, compiler, spec, existing, again, stage, closure, covered)
             )
             progress.advance(1, f"compiling ({len(report.staged)} staged)")
         for cid, reason in empty.items():
@@ -202,6 +214,7 @@ def _compile_one(
     again: bool,
     stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion],
     closure: bool = True,
+    members: list[MemberCase] | None = None,
 ) -> Compiled:
     key = _key(spec)
     previous = existing.get(key)
@@ -210,7 +223,10 @@ def _compile_one(
         versions = store.versions(spec_id=previous.id)
         return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
     select = first_closure if closure else direct_selection
-    attempts = select(compiler, spec) if spec.status == "supported" else []
+    attempts = []
+    if spec.status == "supported":
+        trusted = spec.reasoner == HEURISTIC  # the engine's own patterns, not a model's
+        attempts = select(compiler, spec, SpecEvidence.of(spec, members or [], trusted))
     if attempts and not attempts[-1].closed and not closure:
         last = attempts[-1]
         spec = spec.model_copy(

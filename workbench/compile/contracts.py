@@ -11,10 +11,19 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from store import Citation
-from workbench.agents.guidance import DelegateForm, ProcedureForm, RuleForm, placeholders
+from workbench.agents.guidance import (
+    DelegateForm,
+    ProcedureForm,
+    RuleForm,
+    input_names,
+    old_input_name,
+    placeholders,
+    upgrade_delegate,
+)
+from workbench.agents.subagents import CANDIDATE, RETURN_SCHEMA, RETURN_SCHEMA_V1
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
@@ -58,8 +67,9 @@ class Probe(BaseModel):
     expect: Literal["success", "failure"] = "success"
     """Which termination the probe must reach."""
     inputs: dict[str, str] = Field(default_factory=dict)
-    """Input values to use instead of the ones the action binds (e.g. an unreachable target,
-    to reach failure termination)."""
+    """A subagent's input values by name, instead of the ones the action binds (e.g. an
+    unreachable target, to reach failure termination); a number names the input bound to
+    that group (probes of the first subagent format)."""
 
 
 class _Contract(BaseModel):
@@ -138,13 +148,14 @@ class SkillContract(_Contract):
 
 class SubagentContract(_Contract):
     """A delegated objective: declared inputs, private state, scoped tools, both
-    terminations, a structured return."""
+    terminations, a structured return. A contract stored in the first subagent format (its
+    inputs numbered, its return without what it found) is read as the current one."""
 
     kind: Literal["subagent"] = "subagent"
     invocation: str = ""
     """When the parent delegates (and when it must not)."""
     input_schema: dict[str, Any] = Field(default_factory=dict)
-    """JSON schema of the declared inputs."""
+    """JSON schema of the declared inputs: one named property per input of the form."""
     owned_state: str = ""
     """The private state it keeps (never the parent's)."""
     tools: list[str] = Field(default_factory=list)
@@ -159,6 +170,11 @@ class SubagentContract(_Contract):
     """Situations its contract gate invokes it from (success and failure termination)."""
     form: DelegateForm
     """The executable delegated loop."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: object) -> object:
+        return upgrade_subagent(data) if isinstance(data, dict) else data
 
     REQUIRED: ClassVar[tuple[str, ...]] = (
         "invocation",
@@ -180,18 +196,48 @@ CONTRACT_TYPES: dict[str, type[_Contract]] = {
     "subagent": SubagentContract,
 }
 
-RETURN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["status", "steps", "visited", "reason"],
-    "properties": {
-        "status": {"enum": ["success", "failure"]},
-        "steps": {"type": "integer", "minimum": 0},
-        "visited": {"type": "array", "items": {"type": "string"}},
-        "reason": {"type": "string"},
-    },
-    "additionalProperties": False,
-}
-"""What every delegated loop of this runtime returns."""
+
+def input_schema(inputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The JSON schema of a subagent's declared inputs (``name``, ``description``): named
+    string properties, all required, nothing else (empty when none is declared, so the slot
+    stays unfilled)."""
+    if not inputs:
+        return {}
+    return {
+        "type": "object",
+        "required": [i["name"] for i in inputs],
+        "properties": {
+            i["name"]: {"type": "string", "description": i.get("description", "")} for i in inputs
+        },
+        "additionalProperties": False,
+    }
+
+
+def upgrade_subagent(data: dict[str, Any]) -> dict[str, Any]:
+    """A subagent contract of the first stored format as the current one: its form upgraded
+    (:func:`~workbench.agents.guidance.upgrade_delegate`), its numbered input properties and
+    probe inputs renamed as the form's inputs are, its return schema the current one."""
+    form = data.get("form")
+    if not isinstance(form, dict) or form.get("format", 1) != 1 or form.get("inputs"):
+        return data
+    data = {**data, "form": upgrade_delegate(form)}
+    properties = (data.get("input_schema") or {}).get("properties") or {}
+    numbered = sorted((k for k in properties if k.isdigit()), key=int)
+    names = {k: old_input_name(k, len(numbered)) for k in numbered}
+    if names:
+        schema = dict(data["input_schema"])
+        schema["properties"] = {names.get(k, k): v for k, v in properties.items()}
+        schema["required"] = [names.get(k, k) for k in schema.get("required", [])]
+        data["input_schema"] = schema
+    data["probes"] = [
+        {**p, "inputs": {names.get(k, k): v for k, v in (p.get("inputs") or {}).items()}}
+        if isinstance(p, dict)
+        else p
+        for p in data.get("probes") or []
+    ]
+    if data.get("return_schema") == RETURN_SCHEMA_V1:
+        data["return_schema"] = RETURN_SCHEMA
+    return data
 
 
 def missing_slots(contract: dict[str, Any]) -> list[str]:
@@ -212,8 +258,9 @@ def form_of(contract: RuleContract | SkillContract | SubagentContract):
 
 
 def undeclared(contract: RuleContract | SkillContract | SubagentContract) -> list[str]:
-    """Placeholders the executable form uses that its activation does not bind: a template
-    that reads undeclared parent state."""
+    """Placeholders the executable form uses that it does not declare: a template of the
+    parent's that reads a group its activation does not bind, or a subagent template that
+    reads anything but its named inputs (the parent's groups and task included)."""
     form = contract.form
     bound = {str(i) for i in range(1, re.compile(form.when_action).groups + 1)}
     texts = [form.when_evidence, form.unless_evidence]
@@ -222,6 +269,12 @@ def undeclared(contract: RuleContract | SkillContract | SubagentContract) -> lis
     elif isinstance(form, ProcedureForm):
         texts += [*form.steps, *form.loop, form.until]
     else:
-        texts += [form.objective, form.success]
+        texts += [i.bind for i in form.inputs]
     used = set().union(*(placeholders(t) for t in texts))
-    return sorted(p for p in used if not p.startswith("E") and p not in bound)
+    hidden = sorted(p for p in used if not p.startswith("E") and p not in bound)
+    if isinstance(form, DelegateForm):
+        own = [form.objective, form.success, form.action]
+        names = {i.name for i in form.inputs} | {CANDIDATE.strip("{}")}
+        hidden += sorted(set().union(*(placeholders(t) for t in own)))
+        hidden += sorted(set().union(*(input_names(t) for t in own)) - names)
+    return hidden

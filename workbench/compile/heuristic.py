@@ -25,8 +25,10 @@ Every reading goes through the run's world's :class:`~workbench.envs.lexicon.Lex
 errors, verbs, action roles and scenes), so the mechanisms fire in any world that reports them.
 Members with the same mechanism, trigger and correction form one spec, whatever their cluster.
 A member that fits none is reported with the reason. Every claim cites the steps it was read
-from. Contract proposals follow from the spec's execution obligation: what must persist, for
-how long, and how many dependent decisions the correction takes (see :func:`propose`).
+from. A mechanism says what to correct, not who owns it: the spec's state owner and lifetime,
+and the closure report of every attempted schema (see :func:`propose`), are read off what the
+members' runs demand (:mod:`workbench.compile.obligations`) — the same demands the closure
+controller decides against, whichever reasoner proposed.
 """
 
 from __future__ import annotations
@@ -46,20 +48,24 @@ from store import (
     Observed,
     Scope,
 )
+from store.artifacts import Lifetime, StateOwner
 from workbench.analyze.causes import error_signature, is_critical
 from workbench.analyze.families import short_name
 from workbench.compare import entity_phrases, normalize_action, tool_call, verb_of
-from workbench.compile import recorded
-from workbench.compile.contracts import RETURN_SCHEMA, slug
+from workbench.compile import recorded, wording
+from workbench.compile.contracts import RETURN_SCHEMA, input_schema, slug
+from workbench.compile.obligations import evidence_patterns, read_demands, runs_of
 from workbench.compile.proposals import (
+    Approach,
     AttemptProposal,
+    Demands,
     KindChoice,
     MemberCase,
     ObligationReport,
     SpecProposal,
 )
 from workbench.envs.lexicon import DIRECTIONS, ActionRole, Lexicon, Scene
-from workbench.envs.registry import lexicon_of
+from workbench.envs.registry import INSTALLED, lexicon_of
 from workbench.llm.steps import CaseStep
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -71,6 +77,8 @@ MAX_PROCEDURE = 4
 """Longest corrective procedure read off a success (longer ones are not one skill)."""
 SUBAGENT_STEPS = 80
 """Step budget of a compiled subagent's delegated loop (a search of a whole house)."""
+NO_SUCCESS = "its step budget spent, or every way tried, without success"
+"""A subagent's failure termination when the spec names none."""
 HISTORY = 6
 """Recent steps an agent's evidence shows (see :meth:`workbench.agents.base.Interaction.evidence`)."""
 LOOKBACK = 8
@@ -289,6 +297,10 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         ("", 0),
     )
     precondition = pattern_of(line.strip(), {argument: "1"}) if line else UNSEEN
+    shown = template.replace("{1}", "<X>")
+    seen_line = re.sub(
+        rf"(?<![\w-]){escape(argument)}(?![\w-])", "<X>", line.strip(), flags=re.IGNORECASE
+    )
     if line and _seen_in_contrast(x, verb, precondition, template):
         return "the success saw the same precondition and was not blocked"
     trigger = escape(verb) + " (.+)"
@@ -307,12 +319,12 @@ def _blocked_precondition(x: _Member) -> Draft | str:
         ),
         observations=[
             Observed(
-                text=f"an earlier observation says '{line.strip()}' about that <X>",
+                text=f"an earlier observation says '{seen_line}' about that <X>",
                 value=precondition,
                 citations=[cite(x.id, seen_at)],
             ),
             Observed(
-                text=f"'{template}' was not just done",
+                text=f"'{shown}' was just done",
                 value="> " + escape(template).replace(r"\{1\}", "{1}") + r"\n",
                 absent=True,
                 citations=[x.cite_failed(), *contrast_cite],
@@ -323,13 +335,13 @@ def _blocked_precondition(x: _Member) -> Draft | str:
     )
     scope = Scope(
         objective=Claim(
-            text=f"'{template}' before '{verb} {{1}}' while it is blocked",
+            text=f"'{shown}' before '{verb} <X>' while it is blocked",
             value=template,
             citations=[x.cite_failed(), *contrast_cite],
         ),
         decisions=[
             Claim(
-                text=f"replace '{verb} <X>' with '{template}'",
+                text=f"replace '{verb} <X>' with '{shown}'",
                 value=template,
                 citations=contrast_cite or [x.cite_failed()],
             )
@@ -419,6 +431,9 @@ def _premature_decision(x: _Member) -> Draft | str:
     if x.error(result):
         return "the success's procedure ends in a rejection, not an observable result"
     seen = pattern_of(result, names)
+    roles = wording.input_names(templates, x.lexicon)
+    said = [wording.readable(t, roles) for t in templates]
+    expected = wording.as_pattern(result, names, roles)
     where = x.cite_contrast(procedure[0].index, x.contrast[decision].index)
     regime = _regime(x.m)
     activation = Activation(
@@ -433,7 +448,7 @@ def _premature_decision(x: _Member) -> Draft | str:
         ),
         observations=[
             Observed(
-                text=f"'{result}' is not visible yet",
+                text=f"'{expected}' is visible",
                 value=seen,
                 absent=True,
                 citations=[x.cite_failed(), *where],
@@ -442,8 +457,8 @@ def _premature_decision(x: _Member) -> Draft | str:
         ],
     )
     decisions = [
-        Claim(text=s.action, value=t, citations=x.cite_contrast(s.index))
-        for s, t in zip(procedure, templates, strict=True)
+        Claim(text=words, value=t, citations=x.cite_contrast(s.index))
+        for s, t, words in zip(procedure, templates, said, strict=True)
     ]
     decisions.append(
         Claim(
@@ -454,7 +469,7 @@ def _premature_decision(x: _Member) -> Draft | str:
     )
     scope = Scope(
         objective=Claim(
-            text=f"before deciding '{verb} …', run {'; '.join(templates)} and read the result",
+            text=f"before deciding '{verb} …', run {'; '.join(said)} and read the result",
             value="; ".join(templates),
             citations=where,
         ),
@@ -463,11 +478,9 @@ def _premature_decision(x: _Member) -> Draft | str:
     result_cite = x.cite_contrast(procedure[-1].index)
     execution = Execution(
         state=Claim(
-            text=f"the result of '{templates[-1]}' until the decision", value=seen, citations=where
+            text=f"the result of '{said[-1]}' until the decision", value=seen, citations=where
         ),
-        owner="parent",
-        lifetime="procedure",
-        completion=Claim(text=f"'{result}' is observed", value=seen, citations=result_cite),
+        completion=Claim(text=f"'{expected}' is observed", value=seen, citations=result_cite),
         inputs=sorted({p for t in templates for p in re.findall(r"\{(E\d+)\}", t)}),
     )
     return Draft(
@@ -542,7 +555,7 @@ def _unnamed_commitment(x: _Member) -> Draft | str:
         boundary=Claim(text=f"'{verb}' on an object the task names", citations=contrast_cite),
         observations=[
             Observed(
-                text="the task names that <X>",
+                text="the task names <X>",
                 value=r"instruction: [^\n]*(?<![\w-]){1}(?![\w-])",
                 absent=True,
                 citations=[cite(x.id, 0), *contrast_cite],
@@ -640,7 +653,7 @@ def _no_such_exit(x: _Member, verb: str, route: list[CaseStep]) -> Draft:
                 text="the room's exits are shown", value=r"\nhere: ", citations=[x.cite_failed()]
             ),
             Observed(
-                text="no exit <X> is shown where the agent is",
+                text="an exit <X> is shown where the agent is",
                 value=r"\nexit: (?i:{1}) \(",
                 absent=True,
                 citations=[x.cite_failed(), *where],
@@ -692,10 +705,10 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
     where = x.cite_contrast(route[0].index, route[-1].index)
     arrived = first_line(route[-1].observation)
     if place:
-        absent = ("no exit to <X> is visible where the agent is", r"\nexit: (?i:{1}) \(")
+        absent = ("an exit to <X> is visible where the agent is", r"\nexit: (?i:{1}) \(")
         reach = ("reach", "arrives in <X>", r"\nhere: (?i:{1})(?:\n|$)")
     else:
-        absent = ("<X> is not in sight where the agent is", LOOK_MENTIONS)
+        absent = ("<X> is in sight where the agent is", LOOK_MENTIONS)
         reach = ("find", "sees <X>", r"(?<![\w-])(?i:{1})(?![\w-])")
     activation = Activation(
         trigger=Claim(
@@ -729,8 +742,6 @@ def _elsewhere_draft(x: _Member, verb: str, place: bool, route: list[CaseStep]) 
             text="the places visited so far and the way back (a ledger the parent does not keep)",
             citations=where,
         ),
-        owner="private",
-        lifetime="delegation",
         completion=Claim(
             text=f"it {reach[1]} ('{arrived}')",
             value=reach[2],
@@ -837,7 +848,7 @@ def extract_specs(members: Sequence[MemberCase]) -> list[SpecProposal]:
                 unread.setdefault(draft.member.cluster_id, []).append(
                     (draft.member, ["nothing visible before the step says why it is blocked"])
                 )
-    proposals = [_merge(drafts) for drafts in groups.values()]
+    proposals = [_owned(_merge(drafts), drafts) for drafts in groups.values()]
     for cluster_id, items in sorted(unread.items()):
         reasons = {r for _, found in items for r in found}
         why = "; ".join(sorted(reasons))
@@ -882,6 +893,41 @@ def _merge(drafts: list[Draft]) -> SpecProposal:
     )
 
 
+def _owned(proposal: SpecProposal, drafts: list[Draft]) -> SpecProposal:
+    """``proposal`` with who owns its state and for how long as its members' runs show it
+    (:func:`~workbench.compile.obligations.read_demands`), not as its mechanism assumes."""
+    spec = InterventionSpec(
+        run_id=0,
+        reasoner="heuristic",
+        activation=proposal.activation,
+        scope=proposal.scope,
+        execution=proposal.execution,
+    )
+    demands = read_demands(spec, runs_of(d.member for d in drafts))
+    assert proposal.execution is not None
+    execution = proposal.execution.model_copy(
+        update={"owner": OWNERS[demands.state.level], "lifetime": lifetime_of(demands)}
+    )
+    return proposal.model_copy(update={"execution": execution})
+
+
+OWNERS: dict[str, StateOwner] = {"none": "none", "parent": "parent", "private": "private"}
+"""Who can hold the state, by the state demand's level."""
+
+
+def lifetime_of(demands: Demands) -> Lifetime:
+    """How long the state lives, by the demands: one decision, a procedure, or a loop of
+    its own (a private ledger, discovered decisions or a search for coverage)."""
+    if (demands.decision.level, demands.completion.level) == ("one", "immediate"):
+        return "step"
+    delegated = (
+        demands.state.level == "private"
+        or demands.decision.level == "discovered"
+        or demands.completion.level == "coverage"
+    )
+    return "delegation" if delegated else "procedure"
+
+
 def _add(claim: Claim, other: Claim) -> None:
     claim.citations = list(dict.fromkeys([*claim.citations, *other.citations]))
 
@@ -905,127 +951,129 @@ def _report(
     )
 
 
-def obligations(spec: InterventionSpec, kind: ArtifactKind) -> list[ObligationReport]:
-    """Which obligations ``kind`` closes for ``spec``, read off its execution obligation."""
+SLOTS: dict[ArtifactKind, dict[str, str]] = {
+    "rule": {
+        "observation": "guard",
+        "state": "guard",
+        "decision": "response",
+        "completion": "positive",
+    },
+    "skill": {
+        "observation": "applicability",
+        "state": "inputs",
+        "decision": "procedure",
+        "completion": "expected_result",
+    },
+    "subagent": {
+        "observation": "input_schema",
+        "state": "owned_state",
+        "decision": "invocation",
+        "completion": "success",
+    },
+}
+"""The contract slot that owns each obligation, per schema."""
+
+
+def obligations(
+    spec: InterventionSpec, kind: ArtifactKind, demands: Demands
+) -> list[ObligationReport]:
+    """The heuristic's closure report for ``kind``: open, with the evidence's witness and
+    citations, where the cluster's runs demand more than the schema owns; otherwise closed
+    by the schema's slot, citing the spec's evidence for it (unless the spec gives the schema
+    nothing to own it with)."""
     assert spec.activation and spec.scope and spec.execution
     activation, scope, execution = spec.activation, spec.scope, spec.execution
-    seen = _all([activation.trigger, *activation.observations])
-    state = _all([execution.state])
-    decisions = _all(scope.decisions) or _all([scope.objective])
-    done = _all([execution.completion])
-    steps = [d for d in scope.decisions if d.value != "parent"]
-    visible = bool(activation.trigger.value)
-    delegated = execution.lifetime == "delegation"
-    if kind == "rule":
-        return [
-            _report(
-                "observation",
-                visible,
-                "guard" if activation.observations else "activation",
-                seen,
-                "the trigger is not evaluable from parent-visible evidence",
-            ),
-            _report(
-                "state",
-                execution.owner == "none",
-                "guard",
-                state,
-                f"{execution.state.text} must persist for the {execution.lifetime}; "
-                "a rule keeps nothing between decisions",
-            ),
-            _report(
-                "decision",
-                len(scope.decisions) == 1 and len(steps) == 1,
-                "response",
-                decisions,
-                f"the correction takes {len(scope.decisions)} dependent decisions "
-                f"({'; '.join(d.text for d in scope.decisions)}); a rule owns one control point",
-            ),
-            _report(
-                "completion",
-                execution.lifetime == "step",
-                "positive",
-                done,
-                f"completion ({execution.completion.text}) is observed only after the "
-                f"{execution.lifetime}, not at the rule's control point",
-            ),
-        ]
-    if kind == "skill":
-        return [
-            _report(
-                "observation",
-                visible,
-                "applicability",
-                seen,
-                "the trigger is not evaluable from parent-visible evidence",
-            ),
-            _report(
-                "state",
-                execution.owner in ("none", "parent"),
-                "inputs",
-                state,
-                f"{execution.state.text} must stay private to a loop the parent does not own",
-            ),
-            _report(
-                "decision",
-                not delegated and bool(steps),
-                "procedure",
-                decisions,
-                "the order of the decisions depends on what a search discovers; an ordered "
-                "procedure cannot fix it in advance"
-                if delegated
-                else "there is no procedure: the correction is a veto",
-            ),
-            _report(
-                "completion",
-                bool(execution.completion.value) and not delegated,
-                "expected_result",
-                done,
-                "no observable result ends the procedure"
-                if not delegated
-                else "completion needs full coverage of a private ledger (success or exhaustion)",
-            ),
-        ]
-    return [
-        _report(
-            "observation",
-            bool(execution.inputs),
-            "input_schema",
-            seen,
-            "no declared input binds the objective",
-        ),
-        _report("state", True, "owned_state", state or seen, ""),
-        _report(
-            "decision",
-            bool(scope.objective.value) and delegated,
-            "invocation",
-            decisions,
+    cited = {
+        "observation": _all([activation.trigger, *activation.observations]),
+        "state": _all([execution.state]),
+        "decision": _all(scope.decisions) or _all([scope.objective]),
+        "completion": _all([execution.completion]),
+    }
+    reports = []
+    unheld = "" if contract_for(spec, kind, demands) else _unheld(spec, kind)
+    for obligation in ("observation", "state", "decision", "completion"):
+        demand = demands[obligation]
+        if demand.exceeds(kind):
+            reports.append(
+                _report(obligation, False, "", list(demand.citations), demand.witness(kind))
+            )
+            continue
+        lack = _lacks(spec, kind, obligation) or unheld
+        slot = SLOTS[kind][obligation]
+        if obligation == "observation" and kind == "rule" and not activation.observations:
+            slot = "activation"
+        reports.append(_report(obligation, not lack, slot, cited[obligation], lack))
+    return reports
+
+
+def _lacks(spec: InterventionSpec, kind: ArtifactKind, obligation: str) -> str:
+    """What the spec lacks for ``kind`` to own ``obligation`` (empty when nothing): a rule or
+    skill needs a trigger, a skill a procedure and an observable result, a subagent declared
+    inputs, a closed objective and a failure termination."""
+    assert spec.activation and spec.scope and spec.execution
+    if obligation == "observation" and not spec.activation.trigger.value:
+        return "the trigger is not evaluable from parent-visible evidence"
+    if kind == "skill" and obligation == "decision" and not _procedure(spec):
+        return "there is no procedure: the correction is a veto"
+    if kind == "skill" and obligation == "completion" and not spec.execution.completion.value:
+        return "no observable result ends the procedure"
+    if kind != "subagent":
+        return ""
+    if obligation == "observation" and not spec.execution.inputs:
+        return "no declared input binds the objective"
+    if obligation == "decision" and _objective(spec) is None:
+        return (
             "there is no closed objective to delegate: the correction happens inside the "
-            "parent's own decisions",
-        ),
-        _report(
-            "completion",
-            bool(execution.completion.value) and execution.failure is not None,
-            "success",
-            done,
-            "no observable failure termination",
-        ),
-    ]
+            "parent's own decisions"
+        )
+    if obligation == "completion" and not spec.execution.completion.value:
+        return "no observable success termination"
+    return ""
 
 
-def propose(spec: InterventionSpec, kind: ArtifactKind) -> AttemptProposal:
-    """The heuristic's contract for ``kind`` and its closure report."""
-    report = obligations(spec, kind)
-    builder = {"rule": _rule, "skill": _skill, "subagent": _subagent}[kind]
-    return AttemptProposal(kind=kind, contract=builder(spec), report=report)
+def _unheld(spec: InterventionSpec, kind: ArtifactKind) -> str:
+    """Why the spec gives ``kind`` no contract (then no slot of it can own anything)."""
+    assert spec.scope
+    if kind == "rule":
+        return f"no rule holds a correction of {len(spec.scope.decisions)} decisions"
+    if kind == "skill":
+        return "no skill holds it: there is no procedure with an observable result"
+    return "no subagent holds it: there is no objective over declared inputs to hand over"
 
 
-def _evidence_patterns(activation: Activation) -> tuple[str, str]:
-    present = [o.value for o in activation.observations if not o.absent and o.value]
-    absent = [o.value for o in activation.observations if o.absent and o.value]
-    when = present[0] if len(present) == 1 else "".join(f"(?=[\\s\\S]*?{p})" for p in present)
-    unless = "|".join(f"(?:{p})" for p in absent)
-    return when, unless
+def _procedure(spec: InterventionSpec) -> list[str]:
+    """The spec's decisions the procedure takes (not the parent's own, nor a veto)."""
+    assert spec.scope
+    return [d.value for d in spec.scope.decisions if d.value not in ("parent", "veto", "")]
+
+
+def _objective(spec: InterventionSpec) -> str | None:
+    """The objective a subagent could be handed: a template over the declared inputs."""
+    assert spec.scope and spec.execution
+    value = spec.scope.objective.value
+    inputs = spec.execution.inputs
+    if not value or value == "veto" or not any("{" + i + "}" in value for i in inputs):
+        return None
+    return value
+
+
+def propose(spec: InterventionSpec, kind: ArtifactKind, demands: Demands) -> AttemptProposal:
+    """The heuristic's contract for ``kind`` and its closure report against ``demands``."""
+    return AttemptProposal(
+        kind=kind,
+        contract=contract_for(spec, kind, demands),
+        report=obligations(spec, kind, demands),
+    )
+
+
+def contract_for(
+    spec: InterventionSpec, kind: ArtifactKind, demands: Demands | None = None
+) -> dict | None:
+    """The contract ``kind`` takes for ``spec`` (``None``: the spec gives it nothing to hold;
+    a subagent also needs the approach its runs show, in ``demands``)."""
+    if kind == "subagent":
+        return _subagent(spec, demands.approach if demands else None)
+    return {"rule": _rule, "skill": _skill}[kind](spec)
 
 
 def name_for(spec: InterventionSpec) -> str:
@@ -1079,7 +1127,7 @@ def _contract(spec: InterventionSpec, kind: ArtifactKind, form: dict, **slots: o
     """A contract of ``kind``: name, description, the type's slots, and its form (whose
     activation is the spec's trigger and required observations)."""
     assert spec.activation and spec.scope
-    when, unless = _evidence_patterns(spec.activation)
+    when, unless = evidence_patterns(spec)
     objective = spec.scope.objective.text
     return {
         "kind": kind,
@@ -1109,7 +1157,6 @@ def _rule(spec: InterventionSpec) -> dict | None:
     decision = spec.scope.decisions[0].value if spec.scope.decisions else ""
     if len(spec.scope.decisions) != 1 or decision == "parent":
         return None
-    guards = [o.text for o in spec.activation.observations]
     return _contract(
         spec,
         "rule",
@@ -1118,7 +1165,7 @@ def _rule(spec: InterventionSpec) -> dict | None:
             "replacement": "" if decision == "veto" else decision,
         },
         activation=spec.activation.trigger.text,
-        guard="; ".join(guards) or "none",
+        guard=wording.guard_text(spec.activation.observations),
         response=spec.scope.decisions[0].text,
         positive=[{"citation": c.model_dump()} for c in _sources(spec)],
         negative=[{"citation": c.model_dump()} for c in _negatives(spec)],
@@ -1130,13 +1177,13 @@ def _skill(spec: InterventionSpec) -> dict | None:
     steps = [d.value for d in spec.scope.decisions if d.value not in ("parent", "veto")]
     if not steps or not spec.execution.completion.value:
         return None
+    guard = wording.guard_text(spec.activation.observations)
     return _contract(
         spec,
         "skill",
         {"steps": steps, "until": spec.execution.completion.value},
-        applicability=f"{spec.activation.trigger.text}, while "
-        + "; ".join(o.text for o in spec.activation.observations),
-        inputs=spec.execution.inputs or ["the proposed action"],
+        applicability=spec.activation.trigger.text + (f"; {guard}" if guard != "none" else ""),
+        inputs=_inputs(steps) or ["the proposed action"],
         procedure=[d.text for d in spec.scope.decisions],
         recovery="a rejected step does not stop the procedure; if the expected result is not "
         "observed the skill reports so and the parent continues with its own plan",
@@ -1145,33 +1192,78 @@ def _skill(spec: InterventionSpec) -> dict | None:
     )
 
 
-def _subagent(spec: InterventionSpec) -> dict | None:
+def _inputs(steps: list[str]) -> list[str]:
+    """A skill's declared inputs by role: each placeholder its steps use, named for what it
+    is in the first step that uses it, and where its value comes from."""
+    names = wording.input_names(steps, INSTALLED)
+    described = []
+    for placeholder, name in names.items():
+        first = next(s for s in steps if "{" + placeholder + "}" in s)
+        source = (
+            "a phrase the task names"
+            if placeholder.startswith("E")
+            else "what the proposed action names"
+        )
+        described.append(f"<{name}>: {source}; used in '{wording.readable(first, names)}'")
+    return described
+
+
+def _subagent(spec: InterventionSpec, approach: Approach | None) -> dict | None:
+    """A subagent over named inputs bound to the trigger's groups, running the strategy its
+    runs show with the tools that strategy needs."""
     assert spec.activation and spec.scope and spec.execution
     execution = spec.execution
-    if execution.lifetime != "delegation" or execution.failure is None:
+    objective = _objective(spec)
+    if objective is None or not execution.completion.value or approach is None:
         return None
-    unreachable = {name: "nowhere" for name in execution.inputs}
+    failure = execution.failure.text if execution.failure else NO_SUCCESS
+    inputs = _subagent_inputs(spec)
+    names = {p: i["name"] for p, i in zip(execution.inputs, inputs, strict=True)}
+    unreachable = {i["name"]: "nowhere" for i in inputs}
     return _contract(
         spec,
         "subagent",
         {
-            "objective": spec.scope.objective.value,
-            "success": execution.completion.value,
+            "inputs": inputs,
+            "objective": _named(objective, names),
+            "success": _named(execution.completion.value, names),
+            "strategy": approach.strategy,
+            "action": _named(approach.action, names),
+            "tools": list(approach.tools),
             "max_steps": SUBAGENT_STEPS,
         },
         invocation=spec.activation.trigger.text,
-        input_schema={
-            "type": "object",
-            "required": execution.inputs,
-            "properties": {name: {"type": "string"} for name in execution.inputs},
-        },
+        input_schema=input_schema(inputs),
         owned_state=execution.state.text,
-        tools=["move", "open", "check"],
+        tools=list(approach.tools),
         success=execution.completion.text,
-        failure=execution.failure.text,
+        failure=failure,
         return_schema=RETURN_SCHEMA,
         probes=_probes(spec) + _probes(spec, expect="failure", inputs=unreachable)[:1],
     )
+
+
+def _subagent_inputs(spec: InterventionSpec) -> list[dict]:
+    """The subagent's inputs: one per declared input of the spec, named (never numbered),
+    bound to the trigger group or task phrase it stands for."""
+    assert spec.activation and spec.execution
+    found = []
+    for k, placeholder in enumerate(spec.execution.inputs, start=1):
+        name = "target" if k == 1 else f"target_{k}"
+        what = (
+            f"the phrase the task names as {{{placeholder}}}"
+            if placeholder.startswith("E")
+            else f"the <X> the agent named ({spec.activation.trigger.text})"
+        )
+        found.append({"name": name, "description": what, "bind": "{" + placeholder + "}"})
+    return found
+
+
+def _named(template: str, names: dict[str, str]) -> str:
+    """``template`` with the spec's placeholders replaced by the subagent's input names."""
+    for placeholder, name in names.items():
+        template = template.replace("{" + placeholder + "}", "{" + name + "}")
+    return template
 
 
 def select_kind(spec: InterventionSpec) -> KindChoice:
@@ -1189,7 +1281,7 @@ def select_kind(spec: InterventionSpec) -> KindChoice:
 
 class HeuristicCompiler:
     """The offline :class:`~workbench.compile.proposals.Compiler`: specs read off the
-    members' mechanisms, contracts off the spec's execution obligation."""
+    members' mechanisms, contracts and closure reports off what the cluster's runs demand."""
 
     name = "heuristic"
 
@@ -1198,11 +1290,11 @@ class HeuristicCompiler:
         return extract_specs(members)
 
     def propose_contract(
-        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str], demands: Demands
     ) -> AttemptProposal:
-        """The contract ``kind`` takes for ``spec``, with a closure report read off the spec's
-        execution obligation (the carried witnesses are re-checked by that same reading)."""
-        return propose(spec, kind)
+        """The contract ``kind`` takes for ``spec``, with a closure report read off
+        ``demands`` (the carried witnesses are demands of that same reading)."""
+        return propose(spec, kind, demands)
 
     def select_kind(self, spec: InterventionSpec) -> KindChoice:
         """The type by the correction's size (see :func:`select_kind`)."""

@@ -15,11 +15,13 @@ unsupported :class:`SpecProposal` with the reason) — deferral, not a best-effo
 
 **Contract proposals** make one call per attempted schema (purpose
 ``compile.contract.<kind>``). The prompt shows the spec (each field's text, value and cited
-spans) and the witnesses earlier schemas left open; the model fills the schema's contract
-slots, including the executable form, and a four-entry closure report. The answer is
-converted to the contract dict shapes of :mod:`workbench.compile.heuristic` and is *not*
-judged here: :func:`workbench.compile.closure.decide` decides closure mechanically, whatever
-the model claims.
+spans), what the cluster's runs demand of each obligation (read off its steps by
+:mod:`workbench.compile.obligations`, with the steps that show it) and the witnesses earlier
+schemas left open; the model fills the schema's contract slots, including the executable form,
+and a four-entry closure report. The answer is converted to the contract dict shapes of
+:mod:`workbench.compile.heuristic` and is *not* judged here:
+:func:`workbench.compile.closure.decide` decides closure mechanically against those demands,
+the same way for every reasoner, whatever the model claims.
 
 The response models below have only fixed fields (strict structured outputs reject free-form
 objects): name/value pairs stand in for mappings and the conversion builds the dicts.
@@ -46,9 +48,10 @@ from store import (
 )
 from store.artifacts import StateOwner
 from workbench.compare import entity_phrases
-from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, slug
+from workbench.compile.contracts import CONTRACT_TYPES, RETURN_SCHEMA, input_schema, slug
 from workbench.compile.proposals import (
     AttemptProposal,
+    Demands,
     KindChoice,
     MemberCase,
     ObligationReport,
@@ -84,6 +87,8 @@ Answer with the type and one sentence saying why."""
 
 FAILED_CHECKS = "model answer failed checks: "
 """How the reason of a cluster deferred for a twice-failed answer begins."""
+NO_ANSWER = "the model gave no usable contract: "
+"""How the witness of an attempt whose contract call failed begins."""
 UNRECOGNISED = "unrecognised"
 """Mechanism of a deferred cluster whose answer named none."""
 START_ACTION = "(start of the run)"
@@ -148,7 +153,8 @@ correction.
 for each part the other fields refer to; text: the same in words.
 - activation.observations: what must be visible (absent: false) or must not be visible \
 (absent: true, a guard) in the evidence text at that point. value: a pattern searched in the \
-evidence text.
+evidence text; text: what the pattern finds, in words, stated the same way whatever absent \
+says (absent alone gives the polarity).
 - activation.boundary: decision points where the trigger matches but behaviour must not \
 change (typically in the successful runs); null when the runs show none.
 - scope.objective: the corrective objective. value: its machine form (the decisions' \
@@ -227,7 +233,15 @@ own: an open obligation with an honest witness hands the intervention to the nex
 which must then close that witness as well.
 
 The specification lists each field with its text, its machine value and the spans it cites, \
-labelled `episode@start` or `episode@start-end`.
+labelled `episode@start` or `episode@start-end`. The evidence section says what the cluster's \
+runs demand of each obligation, and which steps show it: observation (visible or hidden to the \
+agent when it decides), state (none, parent: kept from one step to the next within the agent's \
+recent history, private: longer or a way back to keep), decision (one, fixed: several in the \
+same order every time, discovered: their order depends on what is found) and completion \
+(immediate, result: at the end of the procedure, coverage: only after covering every place). \
+A rule owns up to visible, none, one and immediate; a skill up to parent, fixed and result; a \
+subagent everything but a hidden observation. A demand above the schema's is an open \
+obligation whatever you claim; an obligation you leave open must cite the steps that show why.
 
 """
 
@@ -262,27 +276,37 @@ happens when a step is rejected), expected_result (the observable result that en
 the decision), form."""
 
 SUBAGENT_SECTION = """\
-The schema is a SUBAGENT. The agent delegates a closed objective when the proposed action \
-matches `form.when_action` in full, `form.when_evidence` is found in the evidence text and \
-`form.unless_evidence` is not. The subagent sees only its declared inputs, its own \
-observations and the room descriptions; it keeps private state (the places it visited and the \
-way back), may use only its tools (action roles read through the world's grammar: `move`, \
-`open`, `check`, `take`, `decide`, `wait`, `other`; or action prefixes) and explores depth \
-first through the exits each room description shows, opening closed ones and going back the \
-way it came, until the room description or its `here:`/`exit:` lines match `form.success` \
-(success) or `form.max_steps` actions are spent (failure). It returns its status, the steps \
-taken, the places visited and a reason; the runtime fixes that return schema and fills the \
-return_schema slot.
+The schema is a SUBAGENT: a sub-policy the agent hands a closed objective to, when the \
+proposed action matches `form.when_action` in full, `form.when_evidence` is found in the \
+evidence text and `form.unless_evidence` is not. It starts in a fresh context: only its \
+declared inputs, never the agent's history. Each input has a name (lowercase letters, digits \
+and underscores; never a number), a description, and a bind: how the agent fills it from what \
+it matched (a template of the trigger's groups and the task's named phrases, e.g. `{1}`). The \
+subagent's own templates (`form.objective`, `form.success`, `form.action`) use only its inputs, \
+by name (`{target}`). It runs its own loop within `form.max_steps` steps and may use only its \
+tools (action roles read through the world's grammar: `move`, `open`, `check`, `take`, \
+`decide`, `wait`, `other`; or action prefixes): anything else it proposes is refused and \
+recorded. Without a model it follows `form.strategy`, chosen from what the world offers in \
+the runs (the evidence's approach line): `search-exits` (depth first through the exits the \
+room descriptions show, opening closed ones, coming back the way it went), \
+`search-containers` (the same walk, opening every closed container on the way), \
+`test-candidates` (`form.action` with `{candidate}` on each candidate the valid actions \
+offer) or `wait-for-change` (`form.action` again and again). With a model it follows \
+`form.prompt`, its own instructions. It ends with success when what it observes (its latest \
+observation, or the room description and its `here:`/`exit:` lines) matches `form.success`, \
+and with failure when its steps are spent or nothing is left to try; it returns its status, \
+steps, what it found and where, the places or candidates it went through, the actions it was \
+refused and a reason (the runtime fixes that return schema).
 
 Contract fields: name (a few lowercase words joined by dashes), description (one or two \
-sentences), invocation (when the agent delegates, and when it must not), inputs (the declared \
-inputs, without braces; they fill the input_schema slot), owned_state (the private state it \
-keeps), tools, success and failure (when it ends each way, in words), probes (recorded \
-decision points it is invoked from: an episode_id, the step index, expect (`success` or \
-`failure`) and inputs, name and value pairs that replace the bound values, e.g. an \
-unreachable target for a failure probe, or empty to bind them from the recorded action), \
-form (objective: a template; success: a pattern on the room description and its scene \
-lines, e.g. `\\nhere: {1}(?:\\n|$)` to arrive in a place, or the target's name to see it)."""
+sentences), invocation (when the agent delegates, and when it must not), inputs (name, \
+description, bind; they make the input schema), owned_state (the private state it keeps), \
+tools, success and failure (when it ends each way, in words), probes (recorded decision \
+points it is invoked from: an episode_id, the step index, expect (`success` or `failure`) and \
+inputs, name and value pairs by input name that replace the bound values, e.g. an unreachable \
+target for a failure probe, or empty to bind them from the recorded action), form \
+(objective, success — e.g. `\\nhere: {target}(?:\\n|$)` to arrive in a place, or the \
+target's name to see it —, strategy, action, prompt, max_steps)."""
 
 SECTIONS: dict[str, str] = {
     "rule": RULE_SECTION,
@@ -314,6 +338,10 @@ Attempt the {kind} schema (position {position} of rule, skill, subagent).
 <specification>
 {spec}
 </specification>
+
+<evidence>
+{evidence}
+</evidence>
 
 {carried}"""
 
@@ -518,6 +546,15 @@ class InputValue(_Answer):
     value: str
 
 
+class InputAnswer(_Answer):
+    """One declared input of a subagent."""
+
+    name: str
+    description: str
+    bind: str
+    """How the agent fills it from its match (``{1}``, ``{E2}``)."""
+
+
 class DelegateProbeAnswer(ProbeAnswer):
     """A recorded decision point a subagent is invoked from."""
 
@@ -526,10 +563,13 @@ class DelegateProbeAnswer(ProbeAnswer):
 
 
 class DelegateFormAnswer(_FormAnswer):
-    """The executable delegated loop (:class:`~workbench.agents.guidance.DelegateForm`)."""
+    """The executable sub-policy (:class:`~workbench.agents.guidance.DelegateForm`)."""
 
     objective: str
     success: str
+    strategy: Literal["search-exits", "search-containers", "test-candidates", "wait-for-change"]
+    action: str
+    prompt: str
     max_steps: int
 
 
@@ -540,7 +580,7 @@ class SubagentSlots(_Answer):
     name: str
     description: str
     invocation: str
-    inputs: list[str]
+    inputs: list[InputAnswer]
     owned_state: str
     tools: list[str]
     success: str
@@ -589,15 +629,17 @@ class OpenAICompiler:
         return extract_specs(self.client, members, self.max_steps_chars)
 
     def propose_contract(
-        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str], demands: Demands
     ) -> AttemptProposal:
         """The model's ``kind`` contract for ``spec`` and its four-entry closure report, for
-        the closure controller to decide on.
-
-        Raises:
-            ModelError: the call failed (after the client's retries).
-        """
-        return propose_contract(self.client, spec, kind, carried)
+        the closure controller to decide on against ``demands``. A failed call (after the
+        client's retries) is an attempt without a contract whose every obligation stays open
+        with the error as its witness: the next schema is tried, and a spec no schema closes is
+        deferred."""
+        try:
+            return propose_contract(self.client, spec, kind, carried, demands)
+        except ModelError as error:
+            return unanswered(kind, error)
 
     def select_kind(self, spec: InterventionSpec) -> KindChoice:
         """The model picks the type directly (the ``no-closure`` ablation).
@@ -924,17 +966,21 @@ def _position(steps: Sequence[CaseStep], index: int | None) -> int | None:
 
 
 def propose_contract(
-    client: ChatClient, spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str]
+    client: ChatClient,
+    spec: InterventionSpec,
+    kind: ArtifactKind,
+    carried: Sequence[str],
+    demands: Demands,
 ) -> AttemptProposal:
     """The model's ``kind`` contract for ``spec`` and its closure report (unjudged: the
-    closure controller decides).
+    closure controller decides against ``demands``).
 
     Raises:
         ModelError: the call failed (after the client's retries).
     """
     messages = [
         {"role": "system", "content": contract_prompt(kind)},
-        {"role": "user", "content": render_attempt(spec, kind, carried)},
+        {"role": "user", "content": render_attempt(spec, kind, carried, demands)},
     ]
     episode = spec.sources[0] if len(spec.sources) == 1 else None
     answer = client.parse(
@@ -947,13 +993,29 @@ def propose_contract(
     return to_attempt(answer, kind, spec)
 
 
-def render_attempt(spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str]) -> str:
-    """The user message of a contract call: the spec and the witnesses carried to ``kind``."""
+def unanswered(kind: ArtifactKind, error: ModelError) -> AttemptProposal:
+    """The attempt a failed contract call leaves: no contract, every obligation open with
+    the error as its witness."""
+    witness = f"{NO_ANSWER}{error}"
+    return AttemptProposal(
+        kind=kind,
+        report=[ObligationReport(obligation=o, status=False, witness=witness) for o in OBLIGATIONS],
+    )
+
+
+def render_attempt(
+    spec: InterventionSpec, kind: ArtifactKind, carried: Sequence[str], demands: Demands
+) -> str:
+    """The user message of a contract call: the spec, what its runs demand, and the witnesses
+    carried to ``kind`` (but not those of a schema whose call failed: they say nothing about
+    the intervention)."""
+    carried = [w for w in carried if NO_ANSWER not in w]
     witnesses = "\n".join(f"- {w}" for w in carried)
     return CONTRACT_TEMPLATE.format(
         kind=kind,
         position=SCHEMA_ORDER.index(kind) + 1,
         spec=render_spec(spec),
+        evidence="\n".join(demands.lines()),
         carried=CARRIED_TEMPLATE.format(witnesses=witnesses) if carried else NO_CARRIED,
     )
 
@@ -1086,6 +1148,12 @@ def _skill(slots: SkillSlots, name: str) -> dict:
 
 def _subagent(slots: SubagentSlots, name: str) -> dict:
     form = _form("subagent", name, slots.form)
+    inputs = [
+        {"name": i.name.strip().strip("{}"), "description": i.description, "bind": i.bind.strip()}
+        for i in slots.inputs
+        if i.name.strip().strip("{}")
+    ]
+    form["inputs"] = inputs
     if slots.tools:
         form["tools"] = slots.tools  # the form runs with the scope the contract declares
     return {
@@ -1093,7 +1161,7 @@ def _subagent(slots: SubagentSlots, name: str) -> dict:
         "name": name,
         "description": slots.description,
         "invocation": slots.invocation,
-        "input_schema": input_schema(_names(slots.inputs)),
+        "input_schema": input_schema(inputs),
         "owned_state": slots.owned_state,
         "tools": slots.tools,
         "success": slots.success,
@@ -1110,18 +1178,6 @@ def _subagent(slots: SubagentSlots, name: str) -> dict:
             for p in slots.probes
         ],
         "form": form,
-    }
-
-
-def input_schema(inputs: list[str]) -> dict:
-    """The JSON schema of declared inputs (empty when none is declared: the slot stays
-    unfilled, as closure must see it)."""
-    if not inputs:
-        return {}
-    return {
-        "type": "object",
-        "required": inputs,
-        "properties": {name: {"type": "string"} for name in inputs},
     }
 
 

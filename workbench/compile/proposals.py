@@ -4,11 +4,14 @@ reads and what it proposes.
 A compiler proposes; the engine decides. Spec proposals pass a traceability check (every
 field cites steps of the evidence, templates read only declared inputs) and attempt
 proposals pass the closure controller (:mod:`workbench.compile.closure`) before anything is
-stored as closed.
+stored as closed. What the cluster's runs demand of each obligation (:class:`Demands`, read
+by :mod:`workbench.compile.obligations`) is given to the compiler with every attempt and is
+what the controller decides against.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +26,126 @@ from store import (
     Scope,
 )
 from workbench.analyze.analyst import FailureCase
+
+HISTORY = 6
+"""Recent steps the parent's evidence shows (see :meth:`workbench.agents.base.Interaction.evidence`)."""
+
+LEVELS: dict[ObligationName, tuple[str, ...]] = {
+    "observation": ("visible", "hidden"),
+    "state": ("none", "parent", "private"),
+    "decision": ("one", "fixed", "discovered"),
+    "completion": ("immediate", "result", "coverage"),
+}
+"""Each obligation's levels, from the least demanding."""
+
+CAPACITY: dict[ArtifactKind, dict[ObligationName, str]] = {
+    "rule": {
+        "observation": "visible",
+        "state": "none",
+        "decision": "one",
+        "completion": "immediate",
+    },
+    "skill": {
+        "observation": "visible",
+        "state": "parent",
+        "decision": "fixed",
+        "completion": "result",
+    },
+    "subagent": {
+        "observation": "visible",
+        "state": "private",
+        "decision": "discovered",
+        "completion": "coverage",
+    },
+}
+"""The most each schema can own: a rule keeps nothing and acts at one control point, a skill
+keeps what the parent's context holds and runs a fixed procedure to an observable result, a
+subagent keeps a private ledger, decides as it discovers and ends on success or exhaustion."""
+
+LIMITS: dict[tuple[ArtifactKind, ObligationName], str] = {
+    ("rule", "state"): "a rule keeps nothing between decisions",
+    ("rule", "decision"): "a rule owns one control point",
+    ("rule", "completion"): "a rule's effect must show where it acts",
+    ("skill", "state"): f"the parent's recent history (its last {HISTORY} steps) cannot hold it",
+    ("skill", "decision"): "an ordered procedure fixes its steps in advance",
+    ("skill", "completion"): "a procedure in the parent's loop ends on an observed result; it "
+    "cannot tell failure before every place is covered",
+}
+"""Why a schema cannot own a demand above its capacity (appended to the evidence)."""
+
+UNSEEN = "no owner can act on what the parent does not see when it decides"
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What the evidence demands of one obligation, and the steps that show it."""
+
+    obligation: ObligationName
+    level: str
+    """One of :data:`LEVELS` ``[obligation]``."""
+    text: str
+    """What the evidence shows, in words (naming actions, targets and steps)."""
+    citations: tuple[Citation, ...] = ()
+    """The steps that show it."""
+
+    def exceeds(self, kind: ArtifactKind) -> bool:
+        """Whether ``kind`` cannot own this demand."""
+        order = LEVELS[self.obligation]
+        return order.index(self.level) > order.index(CAPACITY[kind][self.obligation])
+
+    def witness(self, kind: ArtifactKind) -> str:
+        """Why ``kind`` cannot own it: the evidence, then the schema's limit."""
+        limit = UNSEEN if self.obligation == "observation" else LIMITS[(kind, self.obligation)]
+        return f"{self.text}; {limit}"
+
+
+@dataclass(frozen=True)
+class Approach:
+    """How the successes carried a correction of several decisions out, as one of the
+    strategies a subagent can run offline (see :mod:`workbench.agents.subagents`)."""
+
+    strategy: str
+    """``search-exits``, ``search-containers``, ``test-candidates`` or ``wait-for-change``."""
+    tools: tuple[str, ...]
+    """The action roles it needs."""
+    text: str
+    """What the runs show, in words."""
+    citations: tuple[Citation, ...] = ()
+    action: str = ""
+    """The action it tries on each candidate (``{candidate}``) or repeats."""
+
+
+@dataclass(frozen=True)
+class Demands:
+    """The four demands of one spec (and how its successes went about the correction)."""
+
+    observation: Demand
+    state: Demand
+    decision: Demand
+    completion: Demand
+    approach: Approach | None = None
+    """How the correction was carried out, when it takes several decisions."""
+
+    def __getitem__(self, obligation: ObligationName) -> Demand:
+        return getattr(self, obligation)
+
+    def lines(self) -> list[str]:
+        """One line per obligation: level, what shows it, and its citations (then the
+        approach, when there is one)."""
+        found = [
+            f"{d.obligation}: {d.level} — {d.text} (cites "
+            + (", ".join(c.label() for c in d.citations) or "nothing")
+            + ")"
+            for d in (self.observation, self.state, self.decision, self.completion)
+        ]
+        if self.approach is not None:
+            a = self.approach
+            found.append(
+                f"approach: {a.strategy} (tools {', '.join(a.tools)}"
+                + (f"; action {a.action}" if a.action else "")
+                + f") — {a.text}"
+            )
+        return found
 
 
 class MemberCase(BaseModel):
@@ -122,10 +245,11 @@ class Compiler(Protocol):
         ...
 
     def propose_contract(
-        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str]
+        self, spec: InterventionSpec, kind: ArtifactKind, carried: list[str], demands: Demands
     ) -> AttemptProposal:
         """Propose ``kind``'s contract for ``spec`` and a closure report per obligation;
-        ``carried`` are the earlier schemas' witnesses this one must also close."""
+        ``carried`` are the earlier schemas' witnesses this one must also close, ``demands``
+        what the cluster's evidence demands of each obligation (read off its runs)."""
         ...
 
     def select_kind(self, spec: InterventionSpec) -> KindChoice:

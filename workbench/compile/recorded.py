@@ -147,7 +147,7 @@ def _reading(
         ),
         observations=[
             Observed(
-                text=f"'{first}' was not done in the recent history",
+                text=f"'{first}' was done in the recent history",
                 value=history_pattern(first),
                 absent=True,
                 citations=[here, *shown],

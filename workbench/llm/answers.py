@@ -69,18 +69,20 @@ def checked_answer(
             temperature=0.0,
             episode_id=episode_id,
             calls=calls,
+            turn=attempt,
         )
         problems = check(answer)
         if not problems:
             return answer
         last = calls[-1] if calls else None
         if attempt == 1:
-            raise CheckFailed(
+            error = CheckFailed(
                 f"{purpose}: {failure}: {'; '.join(problems)}",
                 purpose=purpose,
                 problems=problems,
                 call=last,
             )
+            raise client.give_up(error)
         said = (last.response or {}).get("content") if last else None
         conversation += [
             {"role": "assistant", "content": said or answer.model_dump_json()},

@@ -18,7 +18,7 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,6 +34,10 @@ DEFAULT_TIMEOUT = 60.0
 ENV_BASE_URL = "OPENAI_BASE_URL"
 ENV_API_KEY = "OPENAI_API_KEY"
 ENV_MODEL = "WORKBENCH_MODEL"
+ENV_MAX_TOKENS = "WORKBENCH_MAX_TOKENS"
+"""Most tokens in a reply whose call sets no limit of its own (optional)."""
+ENV_TIMEOUT = "WORKBENCH_TIMEOUT"
+"""Seconds one HTTP request may take (optional; default :data:`DEFAULT_TIMEOUT`)."""
 
 Message = Mapping[str, Any]
 """One chat message, e.g. ``{"role": "user", "content": "..."}``."""
@@ -86,6 +90,32 @@ class _Attempt:
     call: LLMCall
 
 
+def client_options(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The optional client settings the environment gives: ``max_tokens`` from
+    ``WORKBENCH_MAX_TOKENS``, ``timeout`` from ``WORKBENCH_TIMEOUT``.
+
+    Raises:
+        ConfigError: a value is not a positive number (naming the variable).
+    """
+    env = os.environ if environ is None else environ
+    options: dict[str, Any] = {}
+    for variable, key, kind in (
+        (ENV_MAX_TOKENS, "max_tokens", int),
+        (ENV_TIMEOUT, "timeout", float),
+    ):
+        text = env.get(variable, "").strip()
+        if not text:
+            continue
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise ConfigError(f"{variable} must be a positive number, not {text!r}")
+        options[key] = value
+    return options
+
+
 def prompt_hash(model: str, request: Mapping[str, Any]) -> str:
     """SHA-256 of the canonical JSON of the model and the request (the cache key)."""
     text = json.dumps(
@@ -97,6 +127,46 @@ def prompt_hash(model: str, request: Mapping[str, Any]) -> str:
 def response_schema(model: type[BaseModel]) -> dict[str, Any]:
     """How a structured-output schema is recorded in a request (and hashed)."""
     return {"name": model.__name__, "schema": model.model_json_schema()}
+
+
+SchemaForm = Literal["json_schema", "json_object"]
+"""How a request carries its response schema: OpenAI's ``{"type": "json_schema",
+"json_schema": {"name", "strict", "schema"}}``, or ``{"type": "json_object", "schema": ...}``
+(what llama-cpp-python's server reads)."""
+
+
+STRING_CHARS = 400
+"""Most characters in a string of a ``json_object``-form reply whose schema sets no bound."""
+ARRAY_ITEMS = 16
+"""Most items in an array of such a reply whose schema sets no bound."""
+
+
+def json_object_format(model: type[BaseModel]) -> dict[str, Any]:
+    """``response_format`` in the ``json_object`` form, with the same strict schema the
+    ``json_schema`` form sends (every property required, no additional properties), its
+    strings and arrays bounded (:func:`bounded`)."""
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    strict = type_to_response_format_param(model)  # what completions.parse() sends
+    return {"type": "json_object", "schema": bounded(strict["json_schema"]["schema"])}
+
+
+def bounded(schema: Any, chars: int = STRING_CHARS, items: int = ARRAY_ITEMS) -> Any:
+    """``schema`` with a ``maxLength`` on every free string and a ``maxItems`` on every
+    array that has none. The servers that read this form turn the schema into a grammar, and
+    a small model under a grammar can loop inside a string (``"12,000,000,000,…"``) until
+    the token limit cuts the reply off: bounded, every field closes and the reply parses."""
+    if isinstance(schema, list):
+        return [bounded(item, chars, items) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: bounded(value, chars, items) for key, value in schema.items()}
+    free = not {"enum", "const", "pattern", "format", "maxLength"} & set(out)
+    if out.get("type") == "string" and free:
+        out["maxLength"] = chars
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = items
+    return out
 
 
 class ChatClient:
@@ -112,6 +182,8 @@ class ChatClient:
         transport_retries: extra attempts after connection errors, timeouts, 429 and 5xx.
         backoff: seconds before the first transport retry (doubling after each).
         cache: answer repeated prompts from the store.
+        max_tokens: most tokens in a reply whose call sets no limit (``None``: the
+            endpoint's default, which for some local servers is the whole context).
         client: an already built ``openai.OpenAI`` to use instead (its retries should be 0).
     """
 
@@ -127,6 +199,7 @@ class ChatClient:
         transport_retries: int = 2,
         backoff: float = 1.0,
         cache: bool = True,
+        max_tokens: int | None = None,
         client: openai.OpenAI | None = None,
     ) -> None:
         import openai
@@ -140,7 +213,11 @@ class ChatClient:
         self.transport_retries = transport_retries
         self.backoff = backoff
         self.cache = cache
+        self.max_tokens = max_tokens
         self._secret = api_key
+        self.schema_form: SchemaForm = "json_schema"
+        """The form structured requests take; becomes ``json_object`` when the endpoint
+        refuses the other (llama-cpp-python's server does)."""
         self._client = client or openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
         )
@@ -155,10 +232,12 @@ class ChatClient:
         environ: Mapping[str, str] | None = None,
         **options: Any,
     ) -> ChatClient:
-        """Configure from ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``WORKBENCH_MODEL``.
+        """Configure from ``OPENAI_BASE_URL``, ``OPENAI_API_KEY`` and ``WORKBENCH_MODEL``
+        (and the optional ``WORKBENCH_MAX_TOKENS`` and ``WORKBENCH_TIMEOUT``).
 
         ``model`` and ``base_url`` override the environment; ``options`` go to the
-        constructor. Raises :class:`ConfigError` naming the first missing variable.
+        constructor (over the optional variables). Raises :class:`ConfigError` naming the
+        first missing or unusable variable.
         """
         env = os.environ if environ is None else environ
         model = model or env.get(ENV_MODEL, "")
@@ -176,6 +255,7 @@ class ChatClient:
             )
         if not model:
             raise ConfigError(f"{ENV_MODEL} is not set: export the model name, e.g. gpt-4o-mini")
+        options = {**client_options(env), **options}
         return cls(store, model=model, api_key=api_key, base_url=base_url, **options)
 
     # -- public calls ---------------------------------------------------------------------
@@ -205,7 +285,7 @@ class ChatClient:
             episode_id: the episode the call is made for, if any (logged).
             calls: if given, every logged record of this call is appended to it.
         """
-        params = _params(temperature, max_tokens, seed)
+        params = _params(temperature, self._limit(max_tokens), seed)
         request = {"messages": [dict(m) for m in messages], "params": params}
         attempt = self._attempt(request, purpose, None, episode_id, calls)
         return attempt.content
@@ -221,15 +301,19 @@ class ChatClient:
         seed: int | None = None,
         episode_id: str | None = None,
         calls: list[LLMCall] | None = None,
+        turn: int = 0,
     ) -> ModelT:
         """The reply as an instance of ``response_model`` (structured output).
 
         Malformed output is retried up to ``parse_retries`` times, each time appending the
         bad reply and a short correction. A refusal, empty choices or a reply cut off by the
-        token limit raise :class:`ModelError` at once. Arguments as for :meth:`complete`.
+        token limit raise :class:`ModelError` at once. ``turn`` is how many correction turns
+        ``messages`` already hold (logged with each call, plus this method's own). Other
+        arguments as for :meth:`complete`.
         """
-        params = _params(temperature, max_tokens, seed)
+        params = _params(temperature, self._limit(max_tokens), seed)
         conversation = [dict(m) for m in messages]
+        said: list[str] = []
         for attempt_no in range(self.parse_retries + 1):
             request = {
                 "messages": conversation,
@@ -237,18 +321,26 @@ class ChatClient:
                 "response_format": response_schema(response_model),
             }
             try:
-                attempt = self._attempt(request, purpose, response_model, episode_id, calls)
+                attempt = self._attempt(
+                    request, purpose, response_model, episode_id, calls, turn + attempt_no
+                )
             except _Malformed as bad:
-                if attempt_no == self.parse_retries:
-                    raise ModelError(
-                        f"{purpose}: the model's reply did not fit {response_model.__name__} "
-                        f"after {attempt_no + 1} attempts: {bad}",
-                        purpose=purpose,
-                        call=bad.call,
+                repeated = _same_reply(bad.content, said)
+                if attempt_no == self.parse_retries or repeated:
+                    how = " (it wrote the same again after a correction)" if repeated else ""
+                    raise self.give_up(
+                        ModelError(
+                            f"{purpose}: the model's reply did not fit {response_model.__name__} "
+                            f"after {attempt_no + 1} attempts{how}: {bad}",
+                            purpose=purpose,
+                            call=bad.call,
+                        ),
+                        calls,
                     ) from None
+                said.append(bad.content)
                 conversation = [*conversation, *_correction(bad)]
                 continue
-            return response_model.model_validate_json(attempt.content)
+            return load_answer(response_model, attempt.content)
         raise AssertionError("unreachable")  # pragma: no cover
 
     # -- one logged attempt (with transport retries) --------------------------------------
@@ -260,6 +352,7 @@ class ChatClient:
         schema: type[BaseModel] | None,
         episode_id: str | None,
         calls: list[LLMCall] | None,
+        turn: int = 0,
     ) -> _Attempt:
         key = prompt_hash(self.model, request)
         hit = self._cached(key, schema)
@@ -273,6 +366,7 @@ class ChatClient:
                     response=hit.response,
                     cached=True,
                     episode_id=episode_id,
+                    turn=turn,
                 ),
                 calls,
             )
@@ -280,13 +374,16 @@ class ChatClient:
         delay = self.backoff
         for retry in range(self.transport_retries + 1):
             try:
-                return self._send(key, request, purpose, schema, episode_id, calls)
+                return self._send(key, request, purpose, schema, episode_id, calls, turn)
             except _Transient as failure:
                 if retry == self.transport_retries:
-                    raise ModelError(
-                        f"{purpose}: {failure} (after {retry + 1} attempts)",
-                        purpose=purpose,
-                        call=failure.call,
+                    raise self.give_up(
+                        ModelError(
+                            f"{purpose}: {failure} (after {retry + 1} attempts)",
+                            purpose=purpose,
+                            call=failure.call,
+                        ),
+                        calls,
                     ) from None
                 time.sleep(delay)
                 delay *= 2
@@ -300,7 +397,7 @@ class ChatClient:
             return None
         if schema is not None:
             try:
-                schema.model_validate_json(hit.response["content"])
+                load_answer(schema, hit.response["content"])
             except ValidationError:
                 return None
         return hit
@@ -313,6 +410,7 @@ class ChatClient:
         schema: type[BaseModel] | None,
         episode_id: str | None,
         calls: list[LLMCall] | None,
+        turn: int,
     ) -> _Attempt:
         record = LLMCall(
             purpose=purpose,
@@ -320,32 +418,71 @@ class ChatClient:
             prompt_hash=key,
             request=request,
             episode_id=episode_id,
+            turn=turn,
         )
         started = time.perf_counter()
         body: dict[str, Any] = {}
+        form = self.schema_form
         try:
-            body, raw = self._post(request, schema)
+            body = self._scrubbed(self._post(request, schema, form))
             content = _content(body)
             if schema is not None:
-                raw.parse()  # the openai client's own parsing: schema, length, content filter
+                _check_structured(body, content, schema)
         except Exception as exc:
             _received(record, started, body)
             record.error = self._redact(_describe(exc))
             call = self._log(record, calls)
+            if schema is not None and _form_refused(exc):
+                if form == "json_schema":
+                    return self._other_form(key, request, purpose, schema, episode_id, calls, turn)
+                error = ModelError(f"{purpose}: {record.error}", purpose=purpose, call=call)
+                raise self.give_up(error, calls) from None  # refused in both forms: not transient
             if isinstance(exc, ValidationError | json.JSONDecodeError):
                 raise _Malformed(_short(exc), call) from None
             if _transient(exc):
                 raise _Transient(record.error, call) from None
-            raise ModelError(f"{purpose}: {record.error}", purpose=purpose, call=call) from None
+            raise self.give_up(
+                ModelError(f"{purpose}: {record.error}", purpose=purpose, call=call), calls
+            ) from None
         _received(record, started, body)
         return _Attempt(content, self._log(record, calls))
 
-    def _post(self, request: dict[str, Any], schema: type[BaseModel] | None) -> tuple[dict, Any]:
-        """Send the request; returns the reply's JSON body and the raw response."""
+    def _other_form(
+        self,
+        key: str,
+        request: dict[str, Any],
+        purpose: str,
+        schema: type[BaseModel],
+        episode_id: str | None,
+        calls: list[LLMCall] | None,
+        turn: int,
+    ) -> _Attempt:
+        """The endpoint refused a request in the ``json_schema`` form: ask again in the
+        ``json_object`` + ``schema`` form, and keep that form unless the endpoint refuses it
+        too."""
+        self.schema_form = "json_object"
+        try:
+            return self._send(key, request, purpose, schema, episode_id, calls, turn)
+        except ModelError as again:
+            if again.call is not None and "response_format" in again.call.error:
+                self.schema_form = "json_schema"
+            raise
+
+    def _post(
+        self, request: dict[str, Any], schema: type[BaseModel] | None, form: SchemaForm
+    ) -> dict[str, Any]:
+        """Send the request (its schema in ``form``); returns the reply's JSON body."""
         completions = self._client.chat.completions.with_raw_response
         params = request["params"]
         if schema is None:
             raw = completions.create(model=self.model, messages=request["messages"], **params)
+        elif form == "json_object":
+            raw = completions.create(
+                model=self.model,
+                messages=request["messages"],
+                extra_body={"response_format": json_object_format(schema)},
+                **params,
+            )
         else:
             raw = completions.parse(
                 model=self.model, messages=request["messages"], response_format=schema, **params
@@ -356,7 +493,25 @@ class ChatClient:
             body = None
         if not isinstance(body, dict):
             raise _Refused("the endpoint's reply is not a JSON object")
-        return body, raw
+        return body
+
+    def _limit(self, max_tokens: int | None) -> int | None:
+        return self.max_tokens if max_tokens is None else max_tokens
+
+    def give_up(self, error: ModelError, calls: list[LLMCall] | None = None) -> ModelError:
+        """Record on ``error``'s call that its question ended with ``error``; returns it.
+
+        ``calls``, when given, has that call's record replaced by the updated one.
+        """
+        call = error.call
+        if call is None or call.id is None:
+            return error
+        reason = self._redact(str(error))
+        self.store.give_up_call(call.id, reason)
+        error.call = call.model_copy(update={"gave_up": reason})
+        if calls is not None:
+            calls[:] = [error.call if c.id == call.id else c for c in calls]
+        return error
 
     def _log(self, call: LLMCall, calls: list[LLMCall] | None) -> LLMCall:
         logged = self.store.log_call(call)
@@ -369,9 +524,28 @@ class ChatClient:
             text = text.replace(self._secret, "[redacted]")
         return text
 
+    def _scrubbed(self, value: Any) -> Any:
+        """A reply with the key redacted wherever it appears: a server that reflects the key
+        (an echo, a debugging proxy) must not get it stored, parsed or sent back in a
+        correction."""
+        if isinstance(value, str):
+            return self._redact(value)
+        if isinstance(value, dict):
+            return {k: self._scrubbed(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._scrubbed(v) for v in value]
+        return value
+
 
 class _Refused(Exception):
-    """The reply carries no usable content (empty choices, refusal, no content)."""
+    """The reply carries no usable content (empty choices, refusal, no content, cut off)."""
+
+
+REFUSED_STATUS = (400, 422, 500)
+"""Statuses an endpoint answers a request it cannot read with (llama-cpp-python's server
+answers a ``json_schema`` response format with a 500 naming the field)."""
+CUT_OFF = "the reply was cut off by the token limit (finish_reason 'length')"
+FILTERED = "the reply was withheld by the content filter"
 
 
 def _params(temperature: float, max_tokens: int | None, seed: int | None) -> dict[str, Any]:
@@ -429,6 +603,48 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _check_structured(body: Mapping[str, Any], content: str, schema: type[BaseModel]) -> None:
+    """What ``completions.parse()`` checks of a structured reply: not cut off, not filtered,
+    content that fits ``schema`` (read by :func:`load_answer`)."""
+    choice = _first_choice(body) or {}
+    if choice.get("finish_reason") == "length":
+        raise _Refused(CUT_OFF)
+    if choice.get("finish_reason") == "content_filter":
+        raise _Refused(FILTERED)
+    load_answer(schema, content)
+
+
+def load_answer(schema: type[ModelT], content: str) -> ModelT:
+    """``content`` as an instance of ``schema``. Raw control characters inside its strings
+    (a literal newline, which strict JSON forbids and grammar-constrained small models write)
+    are read as the characters they are; anything else malformed raises.
+
+    Raises:
+        ValidationError: the content is not JSON, or does not fit ``schema``.
+    """
+    try:
+        return schema.model_validate_json(content)
+    except ValidationError as error:
+        if not any(e["type"] == "json_invalid" for e in error.errors()):
+            raise
+        try:
+            lenient = json.loads(content, strict=False)
+        except ValueError:
+            raise error from None
+    return schema.model_validate_json(json.dumps(lenient))
+
+
+def _form_refused(exc: Exception) -> bool:
+    """Whether the endpoint rejected the request (HTTP 400, 422 or 500) naming its
+    ``response_format``: the ``json_schema`` form it does not read."""
+    import openai
+
+    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in REFUSED_STATUS:
+        return False
+    said = f"{exc.message} {exc.body}".lower()
+    return "response_format" in said or "json_schema" in said
+
+
 def _transient(exc: Exception) -> bool:
     import openai
 
@@ -445,9 +661,9 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, _Refused):
         return str(exc)
     if isinstance(exc, openai.LengthFinishReasonError):
-        return "the reply was cut off by the token limit (finish_reason 'length')"
+        return CUT_OFF
     if isinstance(exc, openai.ContentFilterFinishReasonError):
-        return "the reply was withheld by the content filter"
+        return FILTERED
     if isinstance(exc, ValidationError | json.JSONDecodeError):
         return f"malformed structured output: {_short(exc)}"
     if isinstance(exc, openai.APIStatusError):
@@ -469,6 +685,12 @@ def _short(exc: Exception, limit: int = 300) -> str:
     else:
         text = str(exc)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _same_reply(content: str, said: Sequence[str]) -> bool:
+    """Whether ``content`` repeats the reply before it but for whitespace: a model that does
+    not act on a correction (greedy decoding writes it again) is not asked a third time."""
+    return bool(said) and "".join(content.split()) == "".join(said[-1].split())
 
 
 def _correction(bad: _Malformed) -> list[dict[str, Any]]:

@@ -1,12 +1,15 @@
 """The building stage: episodes and rule updates alternate, online.
 
 Each planned episode runs on the environment with the rules that have an executable form as
-guidance (the scripted agent follows them; an LLM agent also gets every rule as text) and
-the latest skill (else reflection) of its task type retrieved from the library (recorded
-with the episode); the episode is recorded at once. The Builder then reads it and its operations are applied in one transaction; when
-the rules exceed ``n_max`` the Consolidator merges and deletes, in a bounded loop. Episodes
-go to one batch (kind ``run``); running the same build again resumes after the last recorded
-episode, with the rule system as it was left.
+guidance (every agent's actions are reviewed by them; an LLM agent or Planner also reads
+every rule as text) and the library entry of the most similar task of its type
+(:func:`~workbench.manual.library.library_note`; a Planner retrieves it itself once it has read
+the task, recorded with the episode); the episode is recorded at once. The Builder then reads
+it and its operations are applied in one transaction — after a success the Planner's code
+becomes the task type's skill — and when the rules exceed ``n_max`` the Consolidator merges
+and deletes until they hold (:func:`consolidate`). Episodes go to one batch (kind ``run``);
+running the same build again resumes after the last recorded episode, with the rule system
+as it was left.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ from store import Episode, LibraryEntry, ManualRule, Step, Store
 from workbench.agents.guidance import Guidance, RuleForm
 from workbench.llm.steps import CaseStep
 from workbench.manual.builder import BuildCase, Builder, Outcome
-from workbench.manual.operations import SUCCESS_ONLY, apply
+from workbench.manual.evidence import evidence_of, family_of_rule, weakest_first
+from workbench.manual.library import library_note
+from workbench.manual.operations import SUCCESS_ONLY, DeleteRule, UpdateRule, apply
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.runner import (
     EpisodeJob,
@@ -33,6 +38,10 @@ from workbench.runner import (
 
 CONSOLIDATION_ROUNDS = 3
 """Most Consolidator rounds after one episode."""
+PLANNERS = ("planner", "openai-planner")
+"""Agents that retrieve their own library entry from the database, with the task in hand."""
+LIMIT_ACTOR = "consolidator:n-max"
+"""Who the rule events name when the limit itself deletes the weakest rules."""
 
 
 @dataclass
@@ -82,15 +91,6 @@ def rules_text(rules: list[ManualRule], note: LibraryEntry | None) -> str:
     return "\n".join(lines) if len(lines) > 1 else ""
 
 
-def library_note(store: Store, family: str) -> LibraryEntry | None:
-    """The entry shown for the next task of ``family``: its latest skill, else reflection."""
-    for kind in ("skill", "reflection"):
-        found = store.library(kind, family)  # type: ignore[arg-type]
-        if found:
-            return found[0]
-    return None
-
-
 def build(
     store: Store,
     builder: Builder,
@@ -120,7 +120,10 @@ def build(
         for planned in todo:
             check_cancel(cancel)
             rules = store.manual_rules()  # the rule system this episode runs with
-            note = library_note(store, planned.family)
+            note = None
+            if config.agent.kind not in PLANNERS:  # a Planner looks it up once it reads the task
+                known = store.task(planned.task.task_id(config.env))
+                note = library_note(store, planned.family, known.instruction if known else "")
             guidance = _forms(rules)
             # a model reads every rule and the library; the scripted agent follows the forms
             episode_config = config.model_copy(
@@ -135,14 +138,14 @@ def build(
             task, episode, steps = played.records()
             episode.metadata["manual_rules"] = [f.id for f in guidance.forms]
             if note is not None:
-                episode.metadata["library"] = note.id
+                episode.metadata.setdefault("library", note.id)
             with store.transaction():
                 store.put_task(task)
                 store.add_episode(episode, steps)
             _learn(
                 store,
                 builder,
-                _case(task.family, task.instruction, episode, steps, rules),
+                _case(task.family, task.instruction, episode, steps, rules, task.environment),
                 report,
                 n_max,
             )
@@ -150,6 +153,32 @@ def build(
             progress.advance(1, f"building rules ({len(store.manual_rules())} rules)")
     finally:
         progress.finish()
+    return report
+
+
+def learn_from(store: Store, builder: Builder, episode_id: str, *, n_max: int = 12) -> BuildReport:
+    """What the Builder learns from one recorded episode, as the building loop does right
+    after playing it: the case read from the store (with the rule system as it stands now),
+    the Builder's operations applied, the rules consolidated to ``n_max``.
+
+    Raises:
+        ValueError: there is no such episode, or its task is not recorded.
+    """
+    episode = store.episode(episode_id)
+    task = store.task(episode.task_id) if episode is not None else None
+    if episode is None or task is None:
+        raise ValueError(f"episode {episode_id!r} (or its task) is not in the database")
+    report = BuildReport(batch_id=episode.batch_id)
+    case = _case(
+        task.family,
+        task.instruction,
+        episode,
+        store.steps(episode.id),
+        store.manual_rules(),
+        task.environment,
+    )
+    _learn(store, builder, case, report, n_max)
+    report.episodes = 1
     return report
 
 
@@ -167,9 +196,18 @@ def _play(executor: Executor, job: EpisodeJob) -> Played:
 
 
 def _case(
-    family: str, instruction: str, episode: Episode, steps: list[Step], rules: list[ManualRule]
+    family: str,
+    instruction: str,
+    episode: Episode,
+    steps: list[Step],
+    rules: list[ManualRule],
+    environment: str = "",
 ) -> BuildCase:
     """What the Builder reads of a played episode."""
+    uses = episode.metadata.get("guidance_uses", [])
+    fired_at: dict[str, int] = {}
+    for use in uses:
+        fired_at.setdefault(use["artifact"], use["step"])
     return BuildCase(
         episode_id=episode.id,
         family=family,
@@ -181,8 +219,11 @@ def _case(
         ],
         success=bool(episode.outcome.success),
         rules=rules,
-        fired=[u["artifact"] for u in episode.metadata.get("guidance_uses", [])],
+        fired=[u["artifact"] for u in uses],
+        fired_at=fired_at,
         thoughts={s.index: s.thought for s in steps if s.thought},
+        environment=environment,
+        plan_code=(episode.metadata.get("planner") or {}).get("code", ""),
     )
 
 
@@ -194,22 +235,102 @@ def _learn(
     answer = builder.build_rules(case)
     allowed = []
     for operation in answer.operations:
-        if outcome == "failure" and getattr(operation, "type", None) in SUCCESS_ONLY:
-            report.refused.append(f"{case.episode_id}: {operation.type} from a failed run")
+        refusal = _refusal(store, operation, case)
+        if refusal:
+            report.refused.append(f"{case.episode_id}: {refusal}")
             continue
         allowed.append(operation)
     actor = f"builder:{builder.name}"
     with store.transaction():
         apply(store, allowed, actor, case.episode_id)
-        for entry in answer.library:
+        for entry in library_entries(case, answer.library):
             store.add_library_entry(entry)
     report.written += sum(1 for op in allowed if op.op == "write_rule")
+    consolidate(store, builder, n_max, report, case.episode_id)
+
+
+def library_entries(case: BuildCase, notes: list[LibraryEntry]) -> list[LibraryEntry]:
+    """What the libraries keep of an episode: after a success the Planner's code, when a
+    Planner played it (the paper's skill), else the Builder's skill note; after a failure the
+    Builder's reflection."""
+    if case.success and case.plan_code.strip():
+        skill = LibraryEntry(
+            kind="skill", family=case.family, content=case.plan_code, episode_id=case.episode_id
+        )
+        return [skill, *(n for n in notes if n.kind != "skill")]
+    return notes
+
+
+def _refusal(store: Store, operation: object, case: BuildCase) -> str:
+    """Why the case does not allow ``operation`` (empty when it does): a success-type rule
+    from a failed run, or an error called corrected where no run of its own task type shows
+    the correction working (a failed run, or a rule of another task type)."""
+    kind = getattr(operation, "type", None)
+    if case.outcome == "failure" and kind in (*SUCCESS_ONLY, "Corrected Error"):
+        return f"{kind} from a failed run"
+    if kind == "Corrected Error" and isinstance(operation, UpdateRule):
+        rule = store.manual_rule(operation.rule_id)
+        if rule is not None and rule.type != kind:
+            family = family_of_rule(store, rule)
+            if family and family != case.family:
+                return (
+                    f"{rule.id} called corrected by a {case.family} run, but it is about "
+                    f"{family} tasks"
+                )
+    return ""
+
+
+def consolidate(
+    store: Store, builder: Builder, n_max: int, report: BuildReport, episode_id: str | None
+) -> None:
+    """Bring the rule system to at most ``n_max`` rules: the Consolidator's rounds (a delete
+    that would drop a rule still preventing a critical failure while a weaker rule stays is
+    refused), then — whatever the backend answered — the weakest rules deleted until the
+    limit holds (:func:`~workbench.manual.evidence.weakest_first`)."""
     for _ in range(CONSOLIDATION_ROUNDS):
         rules = store.manual_rules()
         if len(rules) <= n_max:
-            break
-        operations = builder.consolidate(rules, n_max)
+            return
+        operations = _spare_protected(store, rules, builder.consolidate(rules, n_max), report)
         if not operations:
             break
-        apply(store, operations, f"consolidator:{builder.name}", case.episode_id)
+        apply(store, operations, f"consolidator:{builder.name}", episode_id)
         report.consolidations += 1
+    rules = store.manual_rules()
+    if len(rules) > n_max:
+        excess = weakest_first(store, rules)[: len(rules) - n_max]
+        apply(store, [DeleteRule(rule_id=r.id) for r in excess], LIMIT_ACTOR, episode_id)
+        report.consolidations += 1
+
+
+def _spare_protected(
+    store: Store,
+    rules: list[ManualRule],
+    operations: list[UpdateRule | DeleteRule],
+    report: BuildReport,
+) -> list[UpdateRule | DeleteRule]:
+    """The Consolidator's operations without deletes of rules whose validation log still
+    shows them preventing a critical failure while an unprotected rule is kept (a merge into
+    a rule with the same executable form is not a loss and stays)."""
+    deleted = {op.rule_id for op in operations if isinstance(op, DeleteRule)}
+    evidence = {r.id: evidence_of(store, r) for r in rules}
+    weaker_kept = any(not evidence[r.id].protects and r.id not in deleted for r in rules)
+    by_id = {r.id: r for r in rules}
+    kept = []
+    for op in operations:
+        if isinstance(op, DeleteRule) and op.rule_id in evidence and evidence[op.rule_id].protects:
+            merged = any(
+                isinstance(other, UpdateRule)
+                and op.rule_id in (other.validation_logs or [])
+                and by_id.get(other.rule_id) is not None
+                and by_id[other.rule_id].form == by_id[op.rule_id].form
+                for other in operations
+            )
+            if weaker_kept and not merged:
+                report.refused.append(
+                    f"delete {op.rule_id}: its log shows it preventing a critical failure "
+                    "while weaker rules remain"
+                )
+                continue
+        kept.append(op)
+    return kept

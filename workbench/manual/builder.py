@@ -34,6 +34,12 @@ class BuildCase:
     """The rule system when the episode ran."""
     fired: list[str] = field(default_factory=list)
     """Ids of rules that acted in the episode."""
+    fired_at: dict[str, int] = field(default_factory=dict)
+    """The stored step index where each rule that acted first did."""
+    environment: str = ""
+    """The world the episode was played in (its lexicon reads the steps)."""
+    plan_code: str = ""
+    """The Planner's code blocks that ran, when a Planner played the episode."""
     thoughts: dict[int, str] = field(default_factory=dict)
     """The Planner's thought at each step (by stored step index)."""
 

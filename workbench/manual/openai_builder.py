@@ -202,7 +202,10 @@ update_rule on the rule you keep: its content must cover what both said, its exa
 keep every example and detail of both, and its validation logs must keep every entry of \
 both plus the id of the rule merged into it. Then delete_rule the other one. Delete a rule \
 outright only when another rule already says everything it says. Never merge rules of \
-different task types or different situations just to reach the limit.
+different task types or different situations just to reach the limit. Never delete a rule \
+whose validation logs show it acting in a run that then avoided the critical failure it warns \
+of while a weaker rule remains; when merging is not enough, delete the rules with the least \
+evidence first.
 
 Answer with one JSON object with a field `calls`: the function calls, in order, each with \
 `function` (`update_rule` or `delete_rule`), `rule_id` (a listed id), and for an update the \

@@ -22,15 +22,14 @@ inside them. Every file is written to a temporary file beside it and renamed int
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from store import Store, SynthExample
+from workbench.markdown import fenced, front_matter, literal, write_atomically
 
 ExportFormat = Literal["chat-jsonl", "examples-md"]
 FORMATS: tuple[str, ...] = ("chat-jsonl", "examples-md")
@@ -127,53 +126,10 @@ def chat_lines(store: Store, examples: Iterable[SynthExample]) -> Iterator[str]:
 
 # -- examples-md ------------------------------------------------------------------------------
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~])")
-
-
-def heading_text(text: str) -> str:
-    """``text`` as one line of Markdown that renders literally (special characters escaped)."""
-    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
-
-
-def fenced(text: str, info: str = "text") -> str:
-    """``text`` in a fenced block that nothing inside it can close."""
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
-    return f"{fence}{info}\n{text.rstrip()}\n{fence}"
-
-
-def front_matter(values: dict[str, Any]) -> str:
-    """A front-matter block: one ``key: <JSON>`` line per value (YAML reads JSON scalars and
-    lists as they are)."""
-    lines = [f"{key}: {json.dumps(values[key], ensure_ascii=False)}" for key in values]
-    return "---\n" + "\n".join(lines) + "\n---\n"
-
-
-def read_front_matter(text: str) -> dict[str, Any]:
-    """The front matter of a file written by :func:`example_markdown`.
-
-    Raises:
-        ValueError: the text does not start with a front-matter block of ``key: <JSON>``
-            lines.
-    """
-    if not text.startswith("---\n") or "\n---\n" not in text[3:]:
-        raise ValueError("no front matter (a block between two '---' lines) at the start")
-    block = text[4 : text.index("\n---\n", 3)]
-    values = {}
-    for number, line in enumerate(block.splitlines(), start=2):
-        key, sep, value = line.partition(": ")
-        if not sep:
-            raise ValueError(f"front matter line {number}: expected 'key: value'")
-        try:
-            values[key] = json.loads(value)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"front matter line {number} ({key}): {error}") from None
-    return values
-
 
 def example_markdown(example: SynthExample, before: str) -> str:
     """One example as an in-context example file."""
-    parts = [front_matter(provenance(example)), f"# {heading_text(example.instruction)}", ""]
+    parts = [front_matter(provenance(example)), f"# {literal(example.instruction)}", ""]
     parts += ["Observation:", "", fenced(before or "(nothing recorded)"), ""]
     for number, (action, observation) in enumerate(
         zip(example.actions, example.observations, strict=False), start=1
@@ -190,19 +146,6 @@ def markdown_name(example: SynthExample) -> str:
 
 
 # -- writing ----------------------------------------------------------------------------------
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def export_examples(

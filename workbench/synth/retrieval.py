@@ -103,6 +103,14 @@ def tokens(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
+def scores(query: str, documents: Sequence[str]) -> list[float]:
+    """BM25 scores of a few ``documents`` for ``query``, with this stage's words and
+    parameters, from an index built in memory for the call (for small collections, e.g. a
+    task type's library entries; examples go through :class:`ExampleIndex`)."""
+    index = _bm25([tokens(d) or ["_"] for d in documents])
+    return [float(s) for s in index.get_scores(tokens(query) or ["_"])]
+
+
 def same_text(text: str) -> str:
     """A text with case and whitespace normalised (what "the same observation" compares)."""
     return " ".join(text.lower().split())
