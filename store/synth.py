@@ -226,6 +226,20 @@ class SynthTables:
         rows = self._rows("SELECT DISTINCT episode_id FROM synth_examples")
         return {r[0] for r in rows}
 
+    def synth_example_worlds(self) -> list[str]:
+        """The worlds that have examples, in alphabetical order."""
+        return [r[0] for r in self._rows("SELECT DISTINCT env FROM synth_examples ORDER BY env")]
+
+    def synth_example_counts(self) -> dict[str, dict[str, int]]:
+        """Examples by episode id, then by verdict (one grouped query)."""
+        rows = self._rows(
+            "SELECT episode_id, verdict, count(*) FROM synth_examples GROUP BY episode_id, verdict"
+        )
+        counts: dict[str, dict[str, int]] = {}
+        for episode_id, verdict, n in rows:
+            counts.setdefault(episode_id, {})[verdict] = n
+        return counts
+
     def synth_counts(self) -> dict[str, int]:
         """Examples by verdict (``kept``, ``rejected``, ``pending``)."""
         rows = self._rows("SELECT verdict, count(*) FROM synth_examples GROUP BY verdict")

@@ -15,6 +15,9 @@ from workbench.llm import ChatClient
 
 DATA = Path(__file__).parent / "data"
 
+pytest_plugins = ("tests.synthesized",)
+"""Real synthesized episodes and examples, built once per session for every test folder."""
+
 settings.register_profile("workbench", deadline=None)
 settings.load_profile("workbench")
 """No hypothesis deadline anywhere: examples touch SQLite files, and a loaded machine is slow."""

@@ -20,6 +20,7 @@ from tui.navigation import (
     OpenEvolution,
     OpenManual,
     OpenRepository,
+    OpenSynthesis,
     OpenTrajectory,
 )
 from tui.screens.help import Help, HelpScreen
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # executors load when a job needs one, not at start-up
 
 class WorkbenchApp(App[None]):
     """Triage trajectories: Runs → Trajectory (mark spans) → Compare, Clusters → Compile →
-    Repository, over one SQLite file.
+    Repository, and the Synthesis of examples, over one SQLite file.
 
     Screens never open each other: they post a :mod:`tui.navigation` message and the app
     pushes the screen asked for (each screen's module is imported when it is first opened, so
@@ -227,6 +228,12 @@ class WorkbenchApp(App[None]):
         from tui.screens.evolution import EvolutionScreen
 
         self.push_screen(EvolutionScreen(self.session))
+
+    @on(OpenSynthesis)
+    def _open_synthesis(self) -> None:
+        from tui.screens.synth import SynthScreen
+
+        self.push_screen(SynthScreen(self.session))
 
 
 def make_app(

@@ -112,8 +112,10 @@ class Session:
     def make_executor(self, workers: int | None = None) -> Executor:
         """A new executor of the session's choice (``workers`` episodes at once if given, e.g.
         one for a manual build); the job closes it."""
+        from tui.threads import processes_ready
         from workbench.executors import ExecutorChoice, make_executor
 
+        processes_ready()  # a local pool inside the app needs it
         choice = self.executor or ExecutorChoice()
         return make_executor(choice.with_workers(workers) if workers else choice)
 

@@ -85,3 +85,7 @@ class OpenManual(Message):
 
 class OpenEvolution(Message):
     """Open the repository's evolution per regime."""
+
+
+class OpenSynthesis(Message):
+    """Open the synthesized tasks, their episodes and examples, and retrieval over them."""

@@ -17,6 +17,7 @@ from playwright.sync_api import ConsoleMessage, Page, sync_playwright
 
 from store import Batch, Episode, Outcome, Step, Store, Task
 from tests.browser.lab import JupyterLab
+from tests.synth.examples import example_of
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -81,7 +82,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> pytes
 
 @pytest.fixture
 def episode_db(tmp_path: Path) -> Path:
-    """A workbench database with one six-step boil episode, ``EPISODE_ID``."""
+    """A workbench database with one six-step boil episode, ``EPISODE_ID``, kept as a
+    synthesized example (its whole trajectory under its instruction)."""
     path = tmp_path / "workbench.db"
     with Store(path) as store:
         store.put_batch(Batch(id="demo", name="demo", kind="run", created_at=WHEN))
@@ -119,6 +121,7 @@ def episode_db(tmp_path: Path) -> Path:
             ),
             steps,
         )
+        example_of(store, EPISODE_ID)
     return path
 
 

@@ -42,7 +42,8 @@ def kernelspec(folder: Path) -> Path:
 
 
 def write_notebook(path: Path, db: Path, episode_id: str) -> Path:
-    """A notebook whose one code cell shows a stepper and an annotator on ``episode_id``."""
+    """A notebook whose first code cell shows a stepper and an annotator on ``episode_id``,
+    and whose second a retrieval playground over the database's kept synthesized examples."""
     source = "\n".join(
         [
             "from workbench.widgets import SpanAnnotator, TrajectoryStepper",
@@ -54,7 +55,15 @@ def write_notebook(path: Path, db: Path, episode_id: str) -> Path:
             "display(stepper, annotator)",
         ]
     )
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    playground = "\n".join(
+        [
+            "from workbench.widgets import RetrievalPlayground",
+            "",
+            "display(RetrievalPlayground(DB))",
+        ]
+    )
+    cells = [nbformat.v4.new_code_cell(source), nbformat.v4.new_code_cell(playground)]
+    notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3 (workbench)",

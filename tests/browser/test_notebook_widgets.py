@@ -1,5 +1,6 @@
 """The notebook widgets in a real JupyterLab and a real browser: step through an episode,
-mark a span with the mouse and keyboard, save it, and find it in the database."""
+mark a span with the mouse and keyboard, save it, and find it in the database; then search the
+synthesized examples in the retrieval playground."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def open_notebook(page: Page, lab: JupyterLab, name: str) -> None:
     page.wait_for_function(KERNEL_READY, timeout=300_000, polling=200)
 
 
-def run_first_cell(page: Page) -> None:
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+def run_all_cells(page: Page) -> None:
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
 
 def next_step(page: Page, expected: str) -> None:
@@ -48,7 +49,7 @@ def test_a_span_marked_in_jupyterlab_is_saved(episode_db: Path, lab: JupyterLab,
     assert specs["kernelspecs"][specs["default"]]["spec"]["argv"][0] == sys.executable
     write_notebook(lab.root / "spans.ipynb", episode_db, EPISODE_ID)
     open_notebook(page, lab, "spans.ipynb")
-    run_first_cell(page)
+    run_all_cells(page)
 
     expect(page.locator(".wb-position")).to_contain_text("step 0 / 6", timeout=RENDER_TIMEOUT_MS)
     next_step(page, "step 1 / 6")
@@ -58,7 +59,7 @@ def test_a_span_marked_in_jupyterlab_is_saved(episode_db: Path, lab: JupyterLab,
     page.locator(".wb-mark-end").click()
     page.locator(".wb-label input").fill("premature-focus")
     page.locator(".wb-save").click()
-    status = page.locator(".wb-status")
+    status = page.locator(".wb-annotator .wb-status")
     expect(status).to_contain_text(re.compile(r"saved span #\d+"), timeout=CHANGE_TIMEOUT_MS)
 
     span_id = int(re.search(r"saved span #(\d+)", status.inner_text()).group(1))
@@ -78,3 +79,16 @@ def test_a_span_marked_in_jupyterlab_is_saved(episode_db: Path, lab: JupyterLab,
     for key, expected in (("ArrowRight", "step 4 / 6"), ("h", "step 3 / 6"), ("End", "step 5 / 6")):
         page.keyboard.press(key)
         expect(position).to_contain_text(expected, timeout=CHANGE_TIMEOUT_MS)
+
+    # the retrieval playground (second cell): a typed query comes back as scored hits
+    with Store(episode_db) as store:
+        [example] = store.synth_examples(verdict="kept")
+    expect(page.locator(".wb-search")).to_be_visible(timeout=RENDER_TIMEOUT_MS)
+    page.locator(".wb-query input").fill("boil the water")
+    page.locator(".wb-query input").press("Tab")
+    page.locator(".wb-search").click()
+    status = page.locator(".wb-retrieval .wb-status")
+    expect(status).to_contain_text("1 of 1 kept examples", timeout=CHANGE_TIMEOUT_MS)
+    hits = page.locator(".wb-hits")
+    expect(hits).to_contain_text(f"#{example.id}")
+    expect(hits).to_contain_text("bm25 instr")

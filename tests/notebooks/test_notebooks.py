@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from store import Store
+from store import EpisodeFilter, Store
 from tests.browser.lab import kernelspec
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
@@ -28,6 +28,7 @@ NAMES = [
     "03_compile_and_replay",
     "04_manual",
     "05_evolution",
+    "06_synthesis",
 ]
 CELL_TIMEOUT = 3600
 """Seconds one cell may take: sized for a slow, loaded machine (05's experiment cell, the
@@ -105,12 +106,30 @@ def check_evolution(data: Path, texts: str) -> None:
     assert (data / "evolution-plot" / "evolution.html").stat().st_size > 1_000_000
 
 
+def check_synthesis(data: Path, texts: str) -> None:
+    with Store(data / "synthesis.db") as store:
+        assert store.synth_tasks("textworld")
+        kept = {e.id for e in store.synth_examples(verdict="kept")}
+        assert kept and store.synth_counts().get("pending", 0) == 0
+        arms = {
+            b: store.episodes(EpisodeFilter(batch=b))
+            for b in ("before", "with-backward", "with-whole")
+        }
+    assert all(len(episodes) == 2 for episodes in arms.values())
+    assert {e.metadata["exemplar"]["stopped"] for e in arms["before"]} == {"no examples"}
+    with_examples = [e for b in ("with-backward", "with-whole") for e in arms[b]]
+    used = {s["example"] for e in with_examples for s in e.metadata["exemplar"]["steps"]}
+    assert used and used <= kept  # the agent acted on kept examples where it stopped before
+    assert "rejected: duplicate of example" in texts and "1. example" in texts
+
+
 CHECKS: dict[str, Callable[[Path, str], None]] = {
     "01_triage": check_triage,
     "02_annotate_spans": check_annotate,
     "03_compile_and_replay": check_compile,
     "04_manual": check_manual,
     "05_evolution": check_evolution,
+    "06_synthesis": check_synthesis,
 }
 
 

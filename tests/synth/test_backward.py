@@ -8,7 +8,7 @@ from pathlib import Path
 
 from store import Step, Store
 from store.synth import SYNTH_WORKSPACE
-from tests.synth.conftest import SW_FAMILY, TW_FAMILY, copy_db
+from tests.synthesized import SW_FAMILY, TW_FAMILY, copy_db
 from workbench.envs.lexicon import PLAIN
 from workbench.synth.backward import (
     DEFAULT_MAX_SPANS,

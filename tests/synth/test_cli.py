@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from store import EpisodeFilter, Store
 from store.synth import SYNTH_WORKSPACE
-from tests.synth.conftest import copy_db
+from tests.synthesized import copy_db
 from workbench.cli import main
 
 

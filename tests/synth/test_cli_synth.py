@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from store import SYNTH_WORKSPACE, Store
-from tests.synth.conftest import COOKING, beside
+from tests.synthesized import COOKING, beside
 from workbench.cli import main
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.synth.conftest import BOIL, COOKING
+from tests.synthesized import BOIL, COOKING
 from workbench.envs.base import EnvironmentPlugin, EnvOptions
 from workbench.envs.registry import environment_plugin
 from workbench.envs.scienceworld import splits, task_names

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from store import SYNTH_WORKSPACE, Store
-from tests.synth.conftest import COOKING
+from tests.synthesized import COOKING
 from workbench.agents.base import words_of
 from workbench.agents.explorer import ExplorerAgent
 from workbench.envs.registry import lexicon_of

@@ -10,7 +10,7 @@ from markdown_it import MarkdownIt
 
 from store import Store
 from store.synth import SYNTH_WORKSPACE
-from tests.synth.conftest import copy_db
+from tests.synthesized import copy_db
 from workbench.markdown import read_front_matter
 from workbench.synth.export import SYSTEM, export_examples
 

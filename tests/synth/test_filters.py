@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from store import EpisodeFilter, Store
 from store.synth import SYNTH_WORKSPACE
-from tests.synth.conftest import TW_FAMILY
+from tests.synthesized import TW_FAMILY
 from workbench.synth.backward import pending_episodes
 from workbench.synth.filters import filter_examples
 from workbench.synth.replays import REPLAY_MARK

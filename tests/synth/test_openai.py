@@ -9,7 +9,7 @@ from pathlib import Path
 from store import Store
 from store.synth import SYNTH_WORKSPACE
 from tests.llm_server import ChatServer
-from tests.synth.conftest import copy_db
+from tests.synthesized import copy_db
 from workbench.backends import make_backends
 from workbench.llm import ChatClient
 from workbench.synth.backward import construct

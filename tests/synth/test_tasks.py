@@ -9,7 +9,7 @@ import pytest
 
 from store import Store
 from tests.llm_server import ChatServer
-from tests.synth.conftest import BOIL, COOKING, LIVING, beside
+from tests.synthesized import BOIL, COOKING, LIVING, beside
 from workbench.envs.base import EnvOptions
 from workbench.envs.registry import environment_plugin
 from workbench.envs.scienceworld import splits

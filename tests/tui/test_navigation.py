@@ -19,6 +19,7 @@ from tui.navigation import (
     OpenEvolution,
     OpenManual,
     OpenRepository,
+    OpenSynthesis,
 )
 from tui.screens.clusters import ClustersScreen
 from tui.screens.compare import CompareScreen
@@ -26,6 +27,7 @@ from tui.screens.compile import CompileScreen
 from tui.screens.evolution import EvolutionScreen
 from tui.screens.manual import ManualScreen
 from tui.screens.repository import RepositoryScreen
+from tui.screens.synth import SynthScreen
 from tui.screens.trajectory import TrajectoryScreen
 
 TUI = Path(tui.__file__).parent
@@ -99,6 +101,7 @@ async def test_runs_keys_ask_the_app_for_each_screen(repo_db):
             ("R", OpenRepository, RepositoryScreen),
             ("M", OpenManual, ManualScreen),
             ("E", OpenEvolution, EvolutionScreen),
+            ("S", OpenSynthesis, SynthScreen),
         ):
             await pilot.press(key)
             await settle(pilot)

@@ -20,6 +20,7 @@ from tui.navigation import (
     OpenEvolution,
     OpenManual,
     OpenRepository,
+    OpenSynthesis,
     OpenTrajectory,
 )
 from tui.screens.help import Help
@@ -47,6 +48,7 @@ HELP = Help(
         ("R", "the artifact repository: versions, gate checks, replay ledgers"),
         ("M", "the manual: its versions and diffs, the rules with their history"),
         ("E", "repository evolution: pass rate, size, use and degradation per regime"),
+        ("S", "synthesis: synthesized tasks, their episodes and examples, retrieval (b, f there)"),
         ("ctrl+r", "reload now"),
     ],
 )
@@ -67,6 +69,7 @@ class RunsScreen(Screen[None]):
         Binding("R", "repository", "Repository"),
         Binding("M", "manual", "Manual"),
         Binding("E", "evolution", "Evolution"),
+        Binding("S", "synthesis", "Synthesis"),
         Binding("q", "app.quit", "Quit"),  # the first screen: q quits (Back elsewhere)
     ]
 
@@ -230,6 +233,9 @@ class RunsScreen(Screen[None]):
 
     def action_evolution(self) -> None:
         self.post_message(OpenEvolution())
+
+    def action_synthesis(self) -> None:
+        self.post_message(OpenSynthesis())
 
     def action_compare(self) -> None:
         if self.table.current is not None:

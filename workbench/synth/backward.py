@@ -284,6 +284,12 @@ def _case_step(step: StepReading, steps: list[Step]) -> CaseStep:
     )
 
 
+def played_instruction(episode: Episode) -> str:
+    """The instruction a synthesized episode was played with, from its metadata ("" when it
+    recorded none: then its task's instruction was asked)."""
+    return next((str(episode.metadata[k]) for k in INSTRUCTION_KEYS if episode.metadata.get(k)), "")
+
+
 def view_of(store: Store, episode_id: str) -> EpisodeView:
     """An episode read for relabelling.
 
@@ -297,10 +303,7 @@ def view_of(store: Store, episode_id: str) -> EpisodeView:
     if task is None:
         raise ValueError(f"episode {episode_id!r} names unknown task {episode.task_id!r}")
     steps = store.steps(episode_id)
-    played = next(
-        (str(episode.metadata[k]) for k in INSTRUCTION_KEYS if episode.metadata.get(k)),
-        task.instruction,
-    )
+    played = played_instruction(episode) or task.instruction
     task_id = episode.metadata.get(TASK_KEY)
     known = isinstance(task_id, int) and store.synth_task(task_id) is not None
     reading = read_trajectory(task.id, steps, lexicon_of(task.environment))

@@ -30,10 +30,12 @@ client's cache answers any asked but not written).
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from store import Store, SynthExample
 from workbench.llm.client import ModelError
@@ -306,3 +308,55 @@ def _model_votes(
             progress.advance(1)
     finally:
         progress.finish()
+
+
+# -- what the checks say, for the faces --------------------------------------------------------
+
+ORDER = ("repeats", COMMITTEE, REPLAY, DEDUP)
+"""The order the checks ran in (:func:`describe_checks` lists them so, others after)."""
+
+
+def describe_checks(checks: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    """Every check of an example as ``(name, what it found, passed)``, in the order they ran;
+    ``passed`` is ``None`` for a check that decides nothing (the repeats trimmed while the
+    example was built)."""
+    keys = [k for k in ORDER if k in checks] + sorted(k for k in checks if k not in ORDER)
+    return [(key, *_describe(key, checks[key])) for key in keys]
+
+
+def _describe(key: str, value: Any) -> tuple[str, bool | None]:
+    if not isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False), None
+    if key == "repeats":
+        removed = value.get("removed") or []
+        return ("steps " + ", ".join(map(str, removed)) + " trimmed" if removed else "none"), None
+    if key == COMMITTEE:
+        votes = [
+            f"{member}: {vote.get('vote', '?')}"
+            + (f" ({vote['reason']})" if vote.get("reason") else "")
+            for member, vote in value.items()
+        ]
+        return "; ".join(votes) or "no vote", all(v.get("vote") == "yes" for v in value.values())
+    if key == REPLAY:
+        return _replay_text(value), value.get("verdict") == "reproduced"
+    if key == DEDUP:
+        if "duplicate_of" in value:
+            return f"duplicate of example {value['duplicate_of']}", False
+        return ("unique" if value.get("unique") else "kept among duplicates by state"), True
+    return json.dumps(value, ensure_ascii=False), None
+
+
+def _replay_text(value: dict[str, Any]) -> str:
+    parts = [str(value.get("verdict", "?"))]
+    seen = value.get("observations")
+    if isinstance(seen, dict):
+        parts.append(
+            f"observations {seen.get('identical', 0)} identical, "
+            f"{seen.get('modulo_numbers_and_order', 0)} modulo numbers and order, "
+            f"{seen.get('differ', 0)} differ"
+        )
+    if value.get("detail"):
+        parts.append(str(value["detail"]))
+    if value.get("episode"):
+        parts.append(f"replay {value['episode']}")
+    return " · ".join(parts)

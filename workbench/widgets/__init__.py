@@ -12,6 +12,10 @@ writes through the engine at once, so a terminal UI open on the same file sees e
   thread, with progress, cancel and the paired replay ledger.
 - :class:`ManualView` — the formulated manual as HTML, its versions, diffs and export.
 - :class:`EvolutionPlot` — an evolution experiment's four figures, refreshed live.
+- :class:`ExampleBrowser` — synthesized examples by world, kind and verdict; one with its
+  span's steps, provenance and every filter's check.
+- :class:`RetrievalPlayground` — a query (and an observation) searched over the kept examples,
+  every retriever's score shown.
 
 Widgets are imported on first use (``from workbench.widgets import TrajectoryStepper``), so
 ``workbench.widgets.figures`` — plotly only — serves the CLI without ipywidgets installed.
@@ -25,8 +29,10 @@ from typing import Any
 _WHERE = {
     "ClusterInspector": "clusters",
     "EvolutionPlot": "evolution",
+    "ExampleBrowser": "synth",
     "ManualView": "manual",
     "ReplayPanel": "replay",
+    "RetrievalPlayground": "synth",
     "SpanAnnotator": "spans",
     "TrajectoryStepper": "stepper",
     "WitnessView": "witness",

@@ -1,4 +1,5 @@
-"""Small real synthesized episodes in both worlds, built once per session, and copies of them.
+"""Small real synthesized episodes in both worlds, built once per session (for every test
+folder: ``tests/conftest.py`` loads this module as a plugin), and copies of them.
 
 ``recorded_db``: a synth-workspace database with one ScienceWorld episode (the scripted agent
 repeating an invalid command) and one TextWorld episode (taking a wrong exit and coming back),
@@ -11,6 +12,10 @@ reports. Tests copy what they change (the database and the worlds' cache beside 
 For tasks and exploration: ``games``, a TextWorld game cache holding the two games that
 document :data:`COOKING` (a game takes seconds to generate); ``textworld_env`` on it; and
 ``proposed``, a database with heuristic proposals for :data:`LIVING` and :data:`COOKING`.
+
+For the faces (terminal UI, widgets): ``synthesized``, the whole pipeline on TextWorld —
+tasks proposed from :data:`COOKING`'s documentation, a few explored, then (in a copy)
+constructed backward and filtered.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from workbench.executors import InProcess
 from workbench.progress import Cancelled
 from workbench.runner import AgentSpec, EpisodeJob, Played, RunConfig, cache_dir_beside, run_batch
 from workbench.synth.backward import construct, view_of
+from workbench.synth.explore import explore
 from workbench.synth.filters import FilterReport, filter_examples
 from workbench.synth.heuristic_proposer import HeuristicProposer
 from workbench.synth.heuristic_relabeler import HeuristicRelabeler
@@ -243,3 +249,39 @@ def proposed(db_path: Path, games: Path) -> Path:
         for env, family in (("scienceworld", LIVING), ("textworld", COOKING)):
             propose_tasks(store, env, 2, proposer=HeuristicProposer(), families=[family])
     return db_path
+
+
+# -- the whole pipeline, for the faces --
+
+EXPLORED = 3
+"""Tasks the faces' pipeline explores (a few short TextWorld episodes)."""
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    """One TextWorld synthesis, at two stages (each a database with its game cache beside)."""
+
+    explored: Path
+    """Tasks proposed from :data:`COOKING`'s documentation, :data:`EXPLORED` of them played
+    by the explorer; no example yet."""
+    filtered: Path
+    """The same, constructed backward (heuristic relabeler) and filtered (replays played)."""
+
+
+@pytest.fixture(scope="session")
+def synthesized(
+    games: Path, textworld_env, tmp_path_factory: pytest.TempPathFactory
+) -> Synthesized:
+    explored = tmp_path_factory.mktemp("synthesized-explored") / "workbench.db"
+    beside(explored, games)
+    with Store(explored) as store, InProcess(textworld_env) as executor:
+        propose_tasks(store, "textworld", 2, proposer=HeuristicProposer(), families=[COOKING])
+        explore(store, executor=executor, env="textworld", limit=EXPLORED, step_limit=10)
+    filtered = copy_db(explored, tmp_path_factory.mktemp("synthesized-filtered"))
+    with (
+        Store(filtered, workspace=SYNTH_WORKSPACE) as synth,
+        InProcess(textworld_env) as executor,
+    ):
+        construct(synth, relabeler=HeuristicRelabeler())
+        filter_examples(synth, executor=executor)
+    return Synthesized(explored, filtered)
