@@ -19,7 +19,7 @@ from store.manual_tables import ManualTables
 from store.migrations import FTS_COLUMNS, FTS_INSERT_TRIGGER, migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
-from store.rows import column_names, from_row, row_values, to_row
+from store.rows import column_names, from_row, row_values, rows_values, to_row
 from store.synth import SynthTables
 
 if TYPE_CHECKING:
@@ -367,7 +367,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             self.conn.execute(_INSERT_EPISODE, row)
             if self._depth > 1 and steps:
                 self._defer_indexing()
-            self.conn.executemany(_INSERT_STEP, map(row_values, steps))
+            self.conn.executemany(_INSERT_STEP, rows_values(steps))
             for span in spans:
                 self._insert_span(span)
             return True

@@ -12,7 +12,7 @@ import json
 import math
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -137,12 +137,14 @@ class _Plan:
     """All column values as stored on the record (nested ones by dotted path)."""
     converts: tuple[tuple[int, Callable[[Any], Any]], ...]
     """Columns whose value must be converted, by position."""
+    json: frozenset[int] = frozenset()
+    """Positions of the JSON columns among :attr:`converts`."""
 
 
 @cache
 def _plan(model: type[BaseModel]) -> _Plan:
     """The reading plan of a model, made once per model."""
-    paths, converts = [], []
+    paths, converts, json_positions = [], [], set()
     for position, (_column, name, sub, is_json) in enumerate(columns(model)):
         field = model.model_fields[name]
         if sub is not None:
@@ -151,10 +153,12 @@ def _plan(model: type[BaseModel]) -> _Plan:
         convert = _converter(field.annotation, is_json)
         if convert is not None:
             converts.append((position, convert))
+            if is_json:
+                json_positions.add(position)
     get = attrgetter(*paths)
     if len(paths) == 1:  # attrgetter of one path returns the value, not a tuple
         get = lambda record, one=get: (one(record),)  # noqa: E731
-    return _Plan(get, tuple(converts))
+    return _Plan(get, tuple(converts), frozenset(json_positions))
 
 
 def row_values(record: BaseModel) -> list[Any]:
@@ -168,6 +172,33 @@ def row_values(record: BaseModel) -> list[Any]:
     for position, convert in plan.converts:
         values[position] = convert(values[position])
     return values
+
+
+def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
+    """:func:`row_values` of each record (all of one model), a JSON value several of them
+    share encoded once.
+
+    Steps read from one source record often keep that same record as their raw value (a
+    tool call and its result from one span, the calls of one message); the text of each such
+    value is computed once per call, by the value's identity. ``records`` holds every value
+    while this runs, so no identity is reused for another value.
+    """
+    if not records:
+        return
+    plan = _plan(type(records[0]))
+    texts: dict[int, Any] = {}
+    for record in records:
+        values = list(plan.get(record))
+        for position, convert in plan.converts:
+            value = values[position]
+            if position in plan.json and type(value) in (dict, list):
+                text = texts.get(id(value))
+                if text is None:
+                    text = texts[id(value)] = convert(value)
+                values[position] = text
+            else:
+                values[position] = convert(value)
+        yield values
 
 
 def to_row(record: BaseModel) -> dict[str, Any]:

@@ -42,8 +42,10 @@ naming the line (or record) and field; with ``--skip-bad`` that span or line is 
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,9 +84,17 @@ def sniff(path: Path, head: str) -> bool:
 
 
 def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
-    """Yield bad records and spans as errors, then one episode per trace."""
+    """Yield bad records and spans as errors, then one episode per trace.
+
+    Episodes come in the order of their traces' first spans; a trace that cannot be read
+    comes as an error after every bad record and span, as if the whole file was read first.
+    JSON lines are streamed: a trace becomes an episode once the last line holding one of its
+    spans is read (see :func:`_stream_plan`), so only the traces still open are held.
+    """
     traces: dict[str, list[_Span]] = {}
-    for where, data in _records(ctx):
+    last, failed = _stream_plan(ctx), []
+    found = False
+    for where, data in _records(ctx, streamed=last is not None):
         if isinstance(data, IngestError):
             yield data
             continue
@@ -93,20 +103,45 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
                 yield span
             else:
                 traces.setdefault(span.trace_id, []).append(span)
-    if not traces:
+                found = True
+        if last is not None:
+            yield from _finished(ctx, traces, failed, last, int(where.removeprefix("line ")))
+    if not found:
         raise ctx.error("", "", "no spans (not an OTLP trace export)")
-    for trace_id, spans in traces.items():
+    yield from _finished(ctx, traces, failed)
+    yield from failed
+
+
+def _finished(
+    ctx: ReadContext,
+    traces: dict[str, list[_Span]],
+    failed: list[IngestError],
+    last: dict[str, int] | None = None,
+    line: int = 0,
+) -> Iterator[ParsedEpisode]:
+    """Episodes of the oldest open traces whose last line is at most ``line`` (every trace
+    when ``last`` is not given), in order; the errors of traces that cannot be read are
+    appended to ``failed``."""
+    while traces:
+        trace_id = next(iter(traces))
+        if last is not None and last.get(trace_id, line + 1) > line:
+            return
+        spans = traces.pop(trace_id)
         try:
             yield _episode(ctx, trace_id, spans)
         except IngestError as error:
-            yield error
+            failed.append(error)
 
 
 # -- reading the file -------------------------------------------------------------------------
 
 
-def _records(ctx: ReadContext) -> Iterator[tuple[str, Any]]:
-    """``(where, parsed object)`` of the file as one document, or of each of its JSON lines."""
+def _records(ctx: ReadContext, streamed: bool = False) -> Iterator[tuple[str, Any]]:
+    """``(where, parsed object)`` of the file as one document, or of each of its JSON lines
+    (streamed, when :func:`_stream_plan` found the file to be JSON lines)."""
+    if streamed:
+        yield from _lines(ctx, _numbered_lines(ctx.open()))
+        return
     with ctx.open() as handle:
         data = handle.read()
     try:
@@ -126,11 +161,11 @@ def _records(ctx: ReadContext) -> Iterator[tuple[str, Any]]:
         else:
             yield "record 1", document
         return
-    yield from _lines(ctx, text)
+    yield from _lines(ctx, enumerate(text.splitlines(), start=1))
 
 
-def _lines(ctx: ReadContext, text: str) -> Iterator[tuple[str, Any]]:
-    for number, line in enumerate(text.splitlines(), start=1):
+def _lines(ctx: ReadContext, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, Any]]:
+    for number, line in lines:
         if not line.strip():
             continue
         try:
@@ -138,6 +173,111 @@ def _lines(ctx: ReadContext, text: str) -> Iterator[tuple[str, Any]]:
         except json.JSONDecodeError as error:
             message = f"invalid JSON: {error.msg} (column {error.colno})"
             yield f"line {number}", ctx.error(f"line {number}", "", message)
+
+
+def _numbered_lines(handle: io.BufferedReader) -> Iterator[tuple[int, str]]:
+    """``(number, line)`` of a UTF-8 file, numbered as ``str.splitlines`` of its whole text
+    numbers them (which also ends lines at ``\\r``, ``\\x1c``, ``\\u2028`` and the like)."""
+    number = 0
+    with handle:
+        for raw in handle:
+            for line in raw.decode("utf-8").splitlines():
+                number += 1
+                yield number, line
+
+
+_JSON_SPACE = " \t\n\r"
+_TRACE_ID = re.compile(r'"traceId"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(-?\d+)(?![\d.eE]))')
+"""A span's ``traceId`` in JSON text: a string or an integer (as ``scalar`` reads them)."""
+
+
+def _stream_plan(ctx: ReadContext) -> dict[str, int] | None:
+    """For a file of JSON lines, the last line each trace id is on; ``None`` for any other
+    file (one document, an array, text that is not UTF-8, a first line that is not a whole
+    JSON object), which :func:`_records` reads whole.
+
+    ``_records`` reads a file as JSON lines when its whole text is not one JSON value and its
+    first line is ``{...}``: so exactly when the first line is one whole JSON object and
+    anything but JSON whitespace follows it (a first line ``{...}`` that is not whole JSON is
+    left to the whole read, which tells the two apart). The plan costs one pass over the
+    bytes and a match per trace id.
+    """
+    try:
+        with ctx.open(ctx.path) as handle:  # not counted: progress counts the second read
+            lines = _numbered_lines(handle)
+            first = next(((n, line) for n, line in lines if line.strip()), None)
+            if first is None or not _whole_object(first[1].strip()):
+                return None
+            last: dict[str, int] = {}
+            _note_traces(*first, last)
+            more = False
+            for number, line in lines:
+                more = more or bool(line.strip(_JSON_SPACE))
+                _note_traces(number, line, last)
+    except UnicodeDecodeError:
+        return None
+    if not more and _one_document(ctx, first[1]):
+        return None
+    return last
+
+
+def _whole_object(text: str) -> bool:
+    """Whether ``text`` is ``{...}`` and one whole JSON value."""
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _one_document(ctx: ReadContext, first: str) -> bool:
+    """Whether the file is its first line and JSON whitespace only (every other line blank
+    by ``str.strip`` is, unless it holds other Unicode spaces or line breaks)."""
+    with ctx.open(ctx.path) as handle:
+        text = handle.read().decode("utf-8")
+    start = text.index(first)
+    return not (text[:start] + text[start + len(first) :]).strip(_JSON_SPACE)
+
+
+def _note_traces(number: int, line: str, last: dict[str, int]) -> None:
+    """Make ``number`` the last line of each trace id on ``line``, read as :func:`_span`
+    reads it. A line with ``\\u`` escapes (which could spell the key) is parsed; on any
+    other line the key is spelled out and its value matched."""
+    if "\\u" in line:
+        last.update(dict.fromkeys(_parsed_trace_ids(line), number))
+        return
+    for match in _TRACE_ID.finditer(line):
+        text, integer = match.groups()
+        if integer is not None:
+            trace_id = str(int(integer))
+        elif "\\" not in text:
+            trace_id = text
+        else:
+            try:
+                trace_id = json.loads(f'"{text}"')
+            except json.JSONDecodeError:  # a raw control character: the line is not JSON
+                continue
+        if trace_id:
+            last[trace_id] = number
+
+
+def _parsed_trace_ids(line: str) -> Iterator[str]:
+    """The trace ids of a line's spans, parsed (none when it is not JSON)."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return
+    groups = data.get("resourceSpans") if isinstance(data, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        scopes = group.get("scopeSpans") if isinstance(group, dict) else None
+        for scope in scopes if isinstance(scopes, list) else []:
+            spans = scope.get("spans") if isinstance(scope, dict) else None
+            for span in spans if isinstance(spans, list) else []:
+                trace_id = scalar(span.get("traceId")) if isinstance(span, dict) else None
+                if trace_id is not None:
+                    yield trace_id
 
 
 @dataclass
@@ -156,6 +296,17 @@ class _Span:
     resource: dict[str, Any] = field(default_factory=dict)
     raw: Any = None
     order: int = 0
+    kind: str = "other"
+    """``tool``, ``model``, ``agent`` or ``other`` (see :func:`_kind`)."""
+    parsed: dict[str, list[Any]] = field(default_factory=dict)
+    """Message lists already parsed from the attributes, by key."""
+
+    def messages(self, key: str) -> list[Any]:
+        """The message list under attribute ``key`` (a JSON string parsed once)."""
+        found = self.parsed.get(key)
+        if found is None:
+            found = self.parsed[key] = _messages(self.attributes.get(key))
+        return found
 
 
 def _spans(ctx: ReadContext, where: str, data: Any) -> Iterator[_Span | IngestError]:
@@ -219,18 +370,20 @@ def _span(ctx: ReadContext, where: str, at: str, span: Any, resource: dict[str, 
     failed = status.get("code") in ERROR_CODES
     attributes = _attributes(ctx, where, f"{at}.attributes", span.get("attributes"))
     exception = _fold_events(ctx, where, f"{at}.events", span.get("events"), attributes)
-    return _Span(
+    parsed = _Span(
         trace_id=ids["traceId"],
         span_id=ids["spanId"],
         parent_id=scalar(span.get("parentSpanId")) or "",
         name=as_text(span.get("name")),
-        start=_nanos(ctx, where, f"{at}.startTimeUnixNano", span.get("startTimeUnixNano")),
-        end=_nanos(ctx, where, f"{at}.endTimeUnixNano", span.get("endTimeUnixNano")),
+        start=_nanos(ctx, where, at, "startTimeUnixNano", span.get("startTimeUnixNano")),
+        end=_nanos(ctx, where, at, "endTimeUnixNano", span.get("endTimeUnixNano")),
         attributes=attributes,
         error=(as_text(status.get("message")) or exception) if failed else None,
         resource=resource,
         raw=span,
     )
+    parsed.kind = _kind(parsed)
+    return parsed
 
 
 GENAI_MESSAGE_EVENTS = {
@@ -283,13 +436,15 @@ def _fold_events(
     return exception
 
 
-def _nanos(ctx: ReadContext, where: str, at: str, value: Any) -> int:
+def _nanos(ctx: ReadContext, where: str, at: str, key: str, value: Any) -> int:
     """A time in nanoseconds since the epoch (a decimal string or a number); 0 if absent."""
     if value is None:
         return 0
     number = int_or_none(int(value) if isinstance(value, str) and value.isdigit() else value)
     if number is None:
-        raise ctx.error(where, at, f"expected nanoseconds since the epoch, got {value!r}")
+        raise ctx.error(
+            where, f"{at}.{key}", f"expected nanoseconds since the epoch, got {value!r}"
+        )
     return number
 
 
@@ -304,7 +459,11 @@ def _attributes(ctx: ReadContext, where: str, at: str, items: Any) -> dict[str, 
         key = item.get("key") if isinstance(item, dict) else None
         if not isinstance(key, str):
             raise ctx.error(where, f"{at}.{i}.key", "missing")
-        decoded[key] = _value(ctx, where, f"{at}.{i}.value", item.get("value"))
+        value = item.get("value")
+        if type(value) is dict and type(text := value.get("stringValue")) is str:
+            decoded[key] = text  # the usual value, as _value reads it
+        else:
+            decoded[key] = _value(ctx, where, f"{at}.{i}.value", value)
     return decoded
 
 
@@ -363,7 +522,7 @@ def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpiso
     steps = build_steps(ctx, where, episode_id, fields)
     key = instruction_key(instruction) if instruction else f"{ctx.content_hash[:12]}-{trace_id}"
     task = Task(id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=instruction)
-    models = [s for s in spans if _kind(s) == "model"] or spans
+    models = [s for s in spans if s.kind == "model"] or spans
     episode = Episode(
         id=episode_id,
         task_id=task.id,
@@ -400,7 +559,7 @@ class _Steps:
         if instruction:
             self._add(root, root.start, kind="message", role="user", content=instruction)
         for span in spans:
-            kind = _kind(span)
+            kind = span.kind
             if kind == "tool":
                 self._tool(span)
             elif kind == "model":
@@ -410,7 +569,7 @@ class _Steps:
 
     def _collect_parts(self, span: _Span) -> None:
         for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
-            for message in _messages(span.attributes.get(key)):
+            for message in span.messages(key):
                 parts = message.get("parts") if isinstance(message, dict) else None
                 for part in parts if isinstance(parts, list) else []:
                     if isinstance(part, dict) and scalar(part.get("id")):
@@ -493,9 +652,9 @@ def _first(attrs: dict[str, Any], *keys: str) -> Any:
 
 def _instruction(root: _Span, spans: list[_Span]) -> str:
     """The root span's input, else the first user message a model call was given."""
-    for span in [root, *(s for s in spans if _kind(s) == "model")]:
+    for span in [root, *(s for s in spans if s.kind == "model")]:
         attrs = span.attributes
-        text = _user_text(_messages(attrs.get("gen_ai.input.messages"))) or _flat_user(attrs)
+        text = _user_text(span.messages("gen_ai.input.messages")) or _flat_user(attrs)
         if span is root:
             text = text or _input_value(attrs.get("input.value"))
         if text:
@@ -561,7 +720,7 @@ def _flat_user(attrs: dict[str, Any]) -> str:
 def _reply(span: _Span) -> tuple[str, str]:
     """``(text, reasoning)`` a model call answered with, by either convention."""
     attrs = span.attributes
-    outputs = [m for m in _messages(attrs.get("gen_ai.output.messages")) if isinstance(m, dict)]
+    outputs = [m for m in span.messages("gen_ai.output.messages") if isinstance(m, dict)]
     if outputs:
         text = "\n\n".join(t for t in (_parts_text(m, "text") for m in outputs) if t)
         thought = "\n\n".join(t for t in (_parts_text(m, "reasoning") for m in outputs) if t)
