@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
+from json.encoder import c_make_encoder, encode_basestring
 from operator import attrgetter
 from typing import Any
 
@@ -111,10 +112,31 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
     return slow
 
 
-_plain_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+@cache
+def json_encoder(allow_nan: bool) -> Callable[[Any], str]:
+    """``JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False).encode``.
+
+    ``encode`` makes a new C encoder on every call (and a closure for floats the C encoder
+    never uses), which costs as much as encoding a small value; this makes one, once. It does
+    not look for cycles (parsed logs hold none): a cycle ends in ``RecursionError``.
+    """
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False)
+    if c_make_encoder is None:  # no C accelerator: the standard way
+        return encoder.encode
+    separators = (encoder.key_separator, encoder.item_separator)
+    chunks = c_make_encoder(
+        None, _not_json, encode_basestring, None, *separators, False, False, allow_nan
+    )
+    return lambda value: "".join(chunks(value, 0))
+
+
+_plain_json = json_encoder(allow_nan=False)
 """``json.dumps(value, ensure_ascii=False)`` for values without NaN or infinities (which
-pydantic dumps as ``null``); one encoder for all, rather than one per call. Parsed logs hold no
-cycles, so it does not look for them (a fifth faster); a cycle ends in ``RecursionError``."""
+pydantic dumps as ``null``)."""
 
 
 def _iso(value: datetime) -> str | None:
@@ -170,7 +192,9 @@ def row_values(record: BaseModel) -> list[Any]:
     plan = _plan(type(record))
     values = list(plan.get(record))
     for position, convert in plan.converts:
-        values[position] = convert(values[position])
+        value = values[position]
+        if value is not None:  # every conversion keeps None
+            values[position] = convert(value)
     return values
 
 
@@ -191,6 +215,8 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
         values = list(plan.get(record))
         for position, convert in plan.converts:
             value = values[position]
+            if value is None:  # every conversion keeps None
+                continue
             if position in plan.json and type(value) in (dict, list):
                 text = texts.get(id(value))
                 if text is None:

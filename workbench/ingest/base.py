@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from store import Batch, Episode, Outcome, Source, Span, Step, Task
+from workbench.ingest.values import compact_json
 
 
 class IngestError(Exception):
@@ -169,6 +170,18 @@ def load_json(ctx: ReadContext, path: Path | None = None) -> Any:
         ) from None
 
 
+def json_line(raw: bytes) -> Any:
+    """``json.loads(raw)`` of one line's bytes.
+
+    ``json.loads`` first guesses the encoding of bytes from their first four (a Python
+    function, a good part of the cost of a short line); a line that opens an object is UTF-8
+    by that guess, and is decoded as ``json.loads`` would decode it.
+    """
+    if raw[:1] == b"{" and raw[1:2] != b"\x00":
+        return json.loads(raw.decode("utf-8", "surrogatepass"))
+    return json.loads(raw)
+
+
 def iter_jsonl(ctx: ReadContext) -> Iterator[tuple[int, Any] | IngestError]:
     """Yield ``(line number, parsed object)`` per non-blank line; bad lines become errors."""
     with ctx.open() as handle:
@@ -176,7 +189,7 @@ def iter_jsonl(ctx: ReadContext) -> Iterator[tuple[int, Any] | IngestError]:
             if not raw.strip():
                 continue
             try:
-                yield number, json.loads(raw)
+                yield number, json_line(raw)
             except UnicodeDecodeError:
                 yield ctx.error(f"line {number}", "", "not UTF-8 text")
             except json.JSONDecodeError as error:
@@ -228,7 +241,7 @@ def text_of(value: Any) -> str:
         return "\n".join(parts)
     if isinstance(value, dict) and isinstance(value.get("text"), str):
         return value["text"]
-    return json.dumps(value, ensure_ascii=False)
+    return compact_json(value)
 
 
 SUCCESS_KEYS = ("success", "resolved", "solved", "passed", "correct")

@@ -62,7 +62,7 @@ from workbench.ingest.base import (
 )
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
-from workbench.ingest.values import as_text, int_or_none, scalar, total
+from workbench.ingest.values import as_text, compact_json, int_or_none, scalar, total
 
 name = "otlp"
 description = "OpenTelemetry GenAI / OpenInference traces as OTLP JSON (one object or JSONL)"
@@ -637,7 +637,7 @@ def _result_text(value: Any) -> str:
     """A tool's result as text: a string as it is, anything else as JSON."""
     if value is None or isinstance(value, str):
         return as_text(value)
-    return json.dumps(value, ensure_ascii=False)
+    return compact_json(value)
 
 
 def _failed(span: _Span, text: str) -> str:

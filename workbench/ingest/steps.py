@@ -16,6 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from store import Step
 from workbench.ingest.base import ReadContext, validation_error
+from workbench.ingest.values import compact_json, indented_json
 
 ToolCall = tuple[str, Any, str]
 """``(function name, arguments, call id)`` of one tool call."""
@@ -27,7 +28,7 @@ def render_call(function: str, arguments: Any) -> str:
         return f"{function}()"
     if isinstance(arguments, str):
         return f"{function}({arguments})"
-    return f"{function}({json.dumps(arguments, ensure_ascii=False)})"
+    return f"{function}({compact_json(arguments)})"
 
 
 def render_pretty_call(function: str, arguments: Any) -> str:
@@ -43,57 +44,6 @@ def render_pretty_call(function: str, arguments: Any) -> str:
     if arguments is None or arguments == {}:
         return f"{function}()"
     return f"{function}({indented_json(arguments)})"
-
-
-def indented_json(value: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False, indent=2)``, the same text at a fraction of the
-    cost: the standard library indents in pure Python, one generator per container.
-
-    Parsed JSON (dicts with string keys, lists, strings, numbers, booleans, ``None``) is
-    written here, each string and number by the C encoder's own functions; any other value is
-    left to ``json.dumps``.
-    """
-    try:
-        return _indented(value, "\n")
-    except (_NotPlainJSON, RecursionError):
-        return json.dumps(value, ensure_ascii=False, indent=2)
-
-
-class _NotPlainJSON(Exception):
-    """A value :func:`indented_json` leaves to ``json.dumps`` (a tuple, a non-string key...)."""
-
-
-_string = json.encoder.encode_basestring
-"""The encoder of strings ``json.dumps(..., ensure_ascii=False)`` uses (C when available)."""
-_CONSTANTS = {None: "null", True: "true", False: "false"}
-_INFINITE = {float("inf"): "Infinity", float("-inf"): "-Infinity"}
-
-
-def _indented(value: Any, newline: str) -> str:
-    """``value`` as indented JSON, its nested lines starting with ``newline`` plus two spaces."""
-    kind = type(value)
-    if kind is str:
-        return _string(value)
-    if kind is dict or kind is list:
-        if not value:
-            return "{}" if kind is dict else "[]"
-        inner = newline + "  "
-        if kind is dict:
-            if not all(type(key) is str for key in value):
-                raise _NotPlainJSON
-            parts = [f"{_string(key)}: {_indented(item, inner)}" for key, item in value.items()]
-            return "{" + inner + ("," + inner).join(parts) + newline + "}"
-        parts = [_indented(item, inner) for item in value]
-        return "[" + inner + ("," + inner).join(parts) + newline + "]"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float:
-        if value != value:
-            return "NaN"
-        return _INFINITE.get(value) or float.__repr__(value)
-    if kind is bool or value is None:
-        return _CONSTANTS[value]
-    raise _NotPlainJSON
 
 
 def tool_call_steps(

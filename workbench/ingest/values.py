@@ -1,14 +1,18 @@
-"""Small readers of loosely typed JSON values, shared by the importers.
+"""Small readers of loosely typed JSON values, shared by the importers, and their writers.
 
 Agent logs put strings where numbers belong, numbers where ids belong and ``null`` nearly
 anywhere; these helpers read one value the way every importer wants it, never raising.
+:func:`compact_json` and :func:`indented_json` write a value back as ``json.dumps`` does.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
+
+from store.rows import json_encoder
 
 
 def scalar(value: Any) -> str | None:
@@ -92,3 +96,67 @@ def pick(obj: dict[str, Any], keys: Sequence[str], sub_keys: Sequence[str] = ())
             if value is not None:
                 return value
     return None
+
+
+# -- writing values back as JSON ----------------------------------------------------------------
+
+_compact = json_encoder(allow_nan=True)
+
+
+def compact_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, without making an encoder for each call."""
+    try:
+        return _compact(value)
+    except (TypeError, ValueError, RecursionError):  # json.dumps says what is wrong
+        return json.dumps(value, ensure_ascii=False)
+
+
+def indented_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2)``, the same text at a fraction of the
+    cost: the standard library indents in pure Python, one generator per container.
+
+    Parsed JSON (dicts with string keys, lists, strings, numbers, booleans, ``None``) is
+    written here, each string and number by the C encoder's own functions; any other value is
+    left to ``json.dumps``.
+    """
+    try:
+        return _indented(value, "\n")
+    except (_NotPlainJSON, RecursionError):
+        return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+class _NotPlainJSON(Exception):
+    """A value :func:`indented_json` leaves to ``json.dumps`` (a tuple, a non-string key...)."""
+
+
+_string = json.encoder.encode_basestring
+"""The encoder of strings ``json.dumps(..., ensure_ascii=False)`` uses (C when available)."""
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+_INFINITE = {float("inf"): "Infinity", float("-inf"): "-Infinity"}
+
+
+def _indented(value: Any, newline: str) -> str:
+    """``value`` as indented JSON, its nested lines starting with ``newline`` plus two spaces."""
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is dict or kind is list:
+        if not value:
+            return "{}" if kind is dict else "[]"
+        inner = newline + "  "
+        if kind is dict:
+            if not all(type(key) is str for key in value):
+                raise _NotPlainJSON
+            parts = [f"{_string(key)}: {_indented(item, inner)}" for key, item in value.items()]
+            return "{" + inner + ("," + inner).join(parts) + newline + "}"
+        parts = [_indented(item, inner) for item in value]
+        return "[" + inner + ("," + inner).join(parts) + newline + "]"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value:
+            return "NaN"
+        return _INFINITE.get(value) or float.__repr__(value)
+    if kind is bool or value is None:
+        return _CONSTANTS[value]
+    raise _NotPlainJSON
