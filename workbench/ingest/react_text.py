@@ -83,7 +83,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from store import Episode, Task
 from workbench.ingest.base import (
@@ -178,16 +178,18 @@ _STEP_KINDS = {
 }
 
 
-@dataclass(frozen=True)
-class _Line:
-    """One line of log text and where it came from (``line 12``, ``cell 3 line 4``)."""
+class _Line(NamedTuple):
+    """One line of log text and where it came from (``line 12``, ``cell 3 line 4``).
+
+    Tuples, not dataclasses: one is made for every line read, and a frozen dataclass costs
+    several times as much to make.
+    """
 
     where: str
     text: str
 
 
-@dataclass(frozen=True)
-class _Kind:
+class _Kind(NamedTuple):
     """What a line is: ``kind`` names it, ``key`` and ``value`` carry what it says."""
 
     kind: str
@@ -200,6 +202,10 @@ _TEXT = _Kind("text")
 
 def _classify(text: str) -> _Kind:
     """Recognise one line of log text (see the module docstring for the accepted lines)."""
+    if text[:1].isupper():  # step lines: no bar and no ReAct notebook line starts so
+        if text[0] in "ET" and _HEADING.match(text):  # Episode, Task, Trial
+            return _Kind("marker", text.strip().lstrip("#").strip())
+        return _classify_step(text)
     if match := _BAR.match(text):
         title = match.group(1).strip().strip("=-#").strip()
         return _Kind("marker", title) if title else _Kind("bar")
@@ -207,6 +213,11 @@ def _classify(text: str) -> _Kind:
         return _Kind("marker", text.strip().lstrip("#").strip())
     if react := _classify_react(text):
         return react
+    return _classify_step(text)
+
+
+def _classify_step(text: str) -> _Kind:
+    """Step, prompt, outcome, header and task lines."""
     if match := _STEP.match(text):
         kind = _STEP_KINDS[match.group(1).lower()]
         if kind == "action" and (think := _THINK_ACT.match(match.group(2))):
@@ -365,11 +376,11 @@ class _Episode:
 
     def feed(self, line: _Line, kind: _Kind) -> None:
         """Fold one classified line into the episode."""
-        if line.text.strip():
+        if not self.content and line.text.strip():
             self.content = True
         before = self.draft
-        handler = getattr(self, f"_on_{kind.kind}", self._on_text)
-        handler(line, kind)
+        handler = _HANDLERS.get(kind.kind, _Episode._on_text)
+        handler(self, line, kind)
         if before is not None and self.draft is before:
             before.raw.append(line.text)
 
@@ -544,6 +555,12 @@ class _Episode:
         return record, "; ".join(lines)
 
 
+_HANDLERS = {
+    name.removeprefix("_on_"): f for name, f in vars(_Episode).items() if name.startswith("_on_")
+}
+"""``_Episode``'s handler of each kind of line, by the kind's name."""
+
+
 # -- building records --------------------------------------------------------------------------
 
 
@@ -704,6 +721,8 @@ class _Splitter:
 
     def _settle(self) -> None:
         """A bare bar that did not start an episode: its lines stay in the current one."""
+        if self.bar is None and not self.pending:
+            return
         for item in self.pending:
             self.current.feed(*item)
         self.bar, self.pending = None, []
