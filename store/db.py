@@ -338,7 +338,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         self, content_hash: str, path: str, fmt: str, batch_id: str | None, n_episodes: int
     ) -> None:
         """Remember that a file was imported, so importing it again adds nothing."""
-        with self.transaction():
+        with self._lock:  # one statement: atomic on its own, no savepoint needed
             self.conn.execute(
                 "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
                 (content_hash, path, fmt, batch_id, n_episodes, utcnow().isoformat()),

@@ -108,9 +108,17 @@ class ReadContext:
     readers: list[CountingReader] = field(default_factory=list)
     """Every reader opened through :meth:`open`, to report progress in bytes."""
 
+    content: bytes | None = None
+    """The file's bytes when the import read them already (to hash a small file), so that
+    it is read once; ``None``: :meth:`open` reads the file."""
+
     def open(self, path: Path | None = None) -> io.BufferedReader:
         """Open ``path`` (default: the file being read) for binary reading, counting bytes."""
-        reader = CountingReader(open(path or self.path, "rb"))  # noqa: SIM115 (closed by caller)
+        if path is None and self.content is not None:
+            source: Any = io.BytesIO(self.content)
+        else:
+            source = open(path or self.path, "rb")  # noqa: SIM115 (closed by caller)
+        reader = CountingReader(source)
         if path is None:
             self.readers.append(reader)
         return io.BufferedReader(reader, buffer_size=1 << 16)

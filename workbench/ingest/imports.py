@@ -20,6 +20,9 @@ FileStatus = Literal["imported", "duplicate", "bad", "ignored"]
 
 PREVIEW = 3
 """How many parsed episodes a report keeps to show (``--dry-run`` prints them)."""
+READ_ONCE = 1 << 20
+"""Files up to this size are read into memory once, to hash and to parse; larger ones are
+read twice (hashed, then streamed), so that memory stays flat whatever a file's size."""
 
 
 @dataclass
@@ -131,15 +134,23 @@ class _DryRun(Exception):
     """Raised inside a dry run's transaction to roll it back."""
 
 
-def content_hash(*paths: Path | None) -> str:
-    """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped)."""
+def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
+    """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped).
+
+    Args:
+        paths: the files.
+        first: the first file's bytes, when they were read already.
+    """
     digest = hashlib.sha256()
-    for path in paths:
+    for k, path in enumerate(paths):
         if path is None:
             continue
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+        if k == 0 and first is not None:
+            digest.update(first)
+        else:
+            with open(path, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
         digest.update(b"\x00")
     return digest.hexdigest()
 
@@ -295,12 +306,21 @@ def _import_file(
         report.reason, report.error = error.message, error
         return report
     report.format = importer.name
-    digest = content_hash(path, results)
+    content = path.read_bytes() if size <= READ_ONCE else None
+    digest = content_hash(path, results, first=content)
     if job.store.has_source(digest):
         report.status = "duplicate"
         progress.advance(size)
         return report
-    _read_file(job, report, importer, path, digest, results, skip_bad, progress, cancel)
+    ctx = ReadContext(
+        path=path,
+        content_hash=digest,
+        batch_id=job.batch.id,
+        format=importer.name,
+        results=results,
+        content=content,
+    )
+    _read_file(job, report, importer, ctx, size, skip_bad, progress, cancel)
     if report.empty and not report.reason:
         report.reason = _why_empty(report)
     return report
@@ -310,17 +330,13 @@ def _read_file(
     job: _Import,
     report: FileReport,
     importer: Importer,
-    path: Path,
-    digest: str,
-    results: Path | None,
+    ctx: ReadContext,
+    size: int,
     skip_bad: bool,
     progress: Progress,
     cancel: threading.Event | None,
 ) -> None:
-    ctx = ReadContext(
-        path=path, content_hash=digest, batch_id=job.batch.id, format=importer.name, results=results
-    )
-    size, reported = path.stat().st_size, 0
+    path, reported = ctx.path, 0
     try:
         for item in importer.read(ctx):
             check_cancel(cancel)
@@ -348,7 +364,11 @@ def _read_file(
         ) from error
     progress.advance(size - reported)
     job.store.add_source(
-        digest, str(path), importer.name, job.batch.id if job.used else None, report.episodes
+        ctx.content_hash,
+        str(path),
+        importer.name,
+        job.batch.id if job.used else None,
+        report.episodes,
     )
 
 
