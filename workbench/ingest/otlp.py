@@ -166,7 +166,7 @@ def _records(ctx: ReadContext, streamed: bool = False) -> Iterator[tuple[str, An
 
 def _lines(ctx: ReadContext, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, Any]]:
     for number, line in lines:
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
             yield f"line {number}", json.loads(line)

@@ -138,7 +138,7 @@ def _object_or_lines(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Re
     number, first = 0, b""
     for raw in handle:
         number += 1
-        if raw.strip():
+        if raw and not raw.isspace():
             first = raw
             break
     value = _load_line(ctx, number, first)
@@ -149,7 +149,7 @@ def _object_or_lines(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Re
     index = 1
     for raw in handle:
         number += 1
-        if raw.strip():
+        if raw and not raw.isspace():
             value = _load_line(ctx, number, raw)
             yield (
                 value if isinstance(value, IngestError) else Record(index, f"line {number}", value)
