@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from store import Batch, Episode, Outcome, Source, Span, Step, Task
-from workbench.ingest.values import compact_json
+from workbench.ingest.values import compact_json, parse_json
 
 
 class IngestError(Exception):
@@ -186,7 +186,7 @@ def json_line(raw: bytes) -> Any:
     by that guess, and is decoded as ``json.loads`` would decode it.
     """
     if raw[:1] == b"{" and raw[1:2] != b"\x00":
-        return json.loads(raw.decode("utf-8", "surrogatepass"))
+        return parse_json(raw.decode("utf-8", "surrogatepass"))
     return json.loads(raw)
 
 

@@ -49,7 +49,7 @@ from store import Episode, Outcome, Task, Usage
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, iter_jsonl, text_of
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
-from workbench.ingest.values import as_text, int_or_none, iso_time, scalar
+from workbench.ingest.values import as_text, int_or_none, iso_time, parse_json, scalar
 
 name = "codex"
 description = "Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
@@ -354,7 +354,7 @@ def _observation(output: Any) -> str:
         failed = isinstance(output, dict) and output.get("success") is False
         return f"Error: {text}" if failed and not text.lower().startswith("error") else text
     try:
-        wrapped = json.loads(output) if output.lstrip().startswith("{") else None
+        wrapped = parse_json(output) if output.lstrip().startswith("{") else None
     except json.JSONDecodeError:
         wrapped = None
     if not isinstance(wrapped, dict) or not isinstance(wrapped.get("output"), str):

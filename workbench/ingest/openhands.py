@@ -65,7 +65,14 @@ from workbench.ingest.base import (
     validation_error,
 )
 from workbench.ingest.steps import build_steps, first_user_message
-from workbench.ingest.values import as_text, compact_json, float_or_none, int_or_zero, iso_time
+from workbench.ingest.values import (
+    as_text,
+    compact_json,
+    float_or_none,
+    int_or_zero,
+    iso_time,
+    parse_json,
+)
 
 name = "openhands"
 description = "OpenHands evaluation output.jsonl (one instance per line, with its event history)"
@@ -527,7 +534,7 @@ def _json_text(arguments: Any) -> str:
     """Tool-call arguments as compact JSON (they arrive as a JSON string or an object)."""
     if isinstance(arguments, str):
         try:
-            return compact_json(json.loads(arguments))
+            return compact_json(parse_json(arguments))
         except json.JSONDecodeError:
             return arguments
     return compact_json(arguments)

@@ -62,7 +62,7 @@ from workbench.ingest.base import (
 )
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
-from workbench.ingest.values import as_text, compact_json, int_or_none, scalar, total
+from workbench.ingest.values import as_text, compact_json, int_or_none, parse_json, scalar, total
 
 name = "otlp"
 description = "OpenTelemetry GenAI / OpenInference traces as OTLP JSON (one object or JSONL)"
@@ -169,7 +169,7 @@ def _lines(ctx: ReadContext, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
         if not line or line.isspace():
             continue
         try:
-            yield f"line {number}", json.loads(line)
+            yield f"line {number}", parse_json(line)
         except json.JSONDecodeError as error:
             message = f"invalid JSON: {error.msg} (column {error.colno})"
             yield f"line {number}", ctx.error(f"line {number}", "", message)
@@ -682,7 +682,7 @@ def _json(value: Any) -> Any:
     if not isinstance(value, str) or not value.lstrip().startswith(("{", "[")):
         return value
     try:
-        return json.loads(value)
+        return parse_json(value)
     except json.JSONDecodeError:
         return value
 

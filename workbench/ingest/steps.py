@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from store import Step
 from workbench.ingest.base import ReadContext, validation_error
-from workbench.ingest.values import compact_json, indented_json
+from workbench.ingest.values import compact_json, indented_json, parse_json
 
 ToolCall = tuple[str, Any, str]
 """``(function name, arguments, call id)`` of one tool call."""
@@ -38,7 +38,7 @@ def render_pretty_call(function: str, arguments: Any) -> str:
     """
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else None
+            arguments = parse_json(arguments) if arguments.strip() else None
         except json.JSONDecodeError:
             return f"{function}({arguments})"
     if arguments is None or arguments == {}:
