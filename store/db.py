@@ -172,6 +172,7 @@ _EPISODE_AND_TASK = (
 )
 """Whether an episode id is taken, and its task's family and split (``NULL`` if no task)."""
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
+_PUT_TASK = _insert_sql("tasks", column_names(Task), "INSERT OR IGNORE")
 _FILL_FTS = (
     f"INSERT INTO steps_fts(rowid, {FTS_COLUMNS}) SELECT id, {FTS_COLUMNS} FROM steps WHERE id >= ?"
 )
@@ -323,7 +324,8 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     def put_task(self, task: Task) -> None:
         """Insert a task, or leave an existing one with the same id as it is."""
-        self._insert_or_ignore("tasks", to_row(task))
+        with self._lock:  # one statement: atomic on its own, no savepoint needed
+            self.conn.execute(_PUT_TASK, row_values(task))
 
     def task(self, task_id: str) -> Task | None:
         """The task with this id."""
