@@ -43,6 +43,7 @@ naming the line (or record) and field; with ``--skip-bad`` that span or line is 
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -187,8 +188,9 @@ def _numbered_lines(handle: io.BufferedReader) -> Iterator[tuple[int, str]]:
 
 
 _JSON_SPACE = " \t\n\r"
-_TRACE_ID = re.compile(r'"traceId"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(-?\d+)(?![\d.eE]))')
-"""A span's ``traceId`` in JSON text: a string or an integer (as ``scalar`` reads them)."""
+_TRACE_ID = re.compile(r'"traceId"\s*:\s*(?:"([^"\\]*)(")|)')
+"""A ``traceId`` key in JSON text, with its value when that is a plain string (``(value,
+'"')``; ``('', '')`` for any other value)."""
 
 
 def _stream_plan(ctx: ReadContext) -> dict[str, int] | None:
@@ -242,23 +244,16 @@ def _one_document(ctx: ReadContext, first: str) -> bool:
 
 
 def _note_traces(number: int, line: str, last: dict[str, int]) -> None:
-    """Make ``number`` the last line of each trace id on ``line``, read as :func:`_span`
-    reads it. A line with ``\\u`` escapes (which could spell the key) is parsed; on any
-    other line the key is spelled out and its value matched."""
-    if "\\u" in line:
-        last.update(dict.fromkeys(_parsed_trace_ids(line), number))
-        return
-    for match in _TRACE_ID.finditer(line):
-        text, integer = match.groups()
-        if integer is not None:
-            trace_id = str(int(integer))
-        elif "\\" not in text:
-            trace_id = text
-        else:
-            try:
-                trace_id = json.loads(f'"{text}"')
-            except json.JSONDecodeError:  # a raw control character: the line is not JSON
-                continue
+    """Make ``number`` the last line of each trace id on ``line``, as :func:`_span` reads
+    them: matched where every ``traceId`` key is spelled out (no ``\\u`` escape could spell
+    one) and has a plain string value, else parsed."""
+    escaped = "\\u" in line
+    matches = [] if escaped else _TRACE_ID.findall(line)
+    if escaped or not all(quote for _, quote in matches):
+        found = list(_parsed_trace_ids(line))
+    else:
+        found = [trace_id for trace_id, _ in matches]
+    for trace_id in found:
         if trace_id:
             last[trace_id] = number
 
@@ -652,7 +647,7 @@ def _first(attrs: dict[str, Any], *keys: str) -> Any:
 
 def _instruction(root: _Span, spans: list[_Span]) -> str:
     """The root span's input, else the first user message a model call was given."""
-    for span in [root, *(s for s in spans if s.kind == "model")]:
+    for span in itertools.chain((root,), (s for s in spans if s.kind == "model")):
         attrs = span.attributes
         text = _user_text(span.messages("gen_ai.input.messages")) or _flat_user(attrs)
         if span is root:
@@ -706,6 +701,22 @@ def _parts_text(message: dict[str, Any], part_type: str) -> str:
     )
 
 
+def _texts(message: dict[str, Any]) -> tuple[str, str]:
+    """``(_parts_text(message, "text"), _parts_text(message, "reasoning"))``, in one pass."""
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return text_of(message.get("content")), ""
+    texts, reasoning = [], []
+    for part in parts:
+        if isinstance(part, dict):
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(as_text(part.get("content")))
+            elif kind == "reasoning":
+                reasoning.append(as_text(part.get("content")))
+    return "\n".join(texts), "\n".join(reasoning)
+
+
 def _flat_user(attrs: dict[str, Any]) -> str:
     """The first user message of OpenInference's flattened ``llm.input_messages``."""
     for i in range(len(attrs)):
@@ -720,10 +731,10 @@ def _flat_user(attrs: dict[str, Any]) -> str:
 def _reply(span: _Span) -> tuple[str, str]:
     """``(text, reasoning)`` a model call answered with, by either convention."""
     attrs = span.attributes
-    outputs = [m for m in span.messages("gen_ai.output.messages") if isinstance(m, dict)]
+    outputs = [_texts(m) for m in span.messages("gen_ai.output.messages") if isinstance(m, dict)]
     if outputs:
-        text = "\n\n".join(t for t in (_parts_text(m, "text") for m in outputs) if t)
-        thought = "\n\n".join(t for t in (_parts_text(m, "reasoning") for m in outputs) if t)
+        text = "\n\n".join([t for t, _ in outputs if t])
+        thought = "\n\n".join([r for _, r in outputs if r])
         return text, thought
     text = as_text(attrs.get("llm.output_messages.0.message.content"))
     if not text and attrs.get("output.mime_type") != "application/json":
