@@ -275,7 +275,7 @@ def _parsed_trace_ids(line: str) -> Iterator[str]:
                     yield trace_id
 
 
-@dataclass
+@dataclass(slots=True)
 class _Span:
     """One span with its attributes decoded."""
 
@@ -455,10 +455,15 @@ def _attributes(ctx: ReadContext, where: str, at: str, items: Any) -> dict[str, 
         if not isinstance(key, str):
             raise ctx.error(where, f"{at}.{i}.key", "missing")
         value = item.get("value")
-        if type(value) is dict and type(text := value.get("stringValue")) is str:
-            decoded[key] = text  # the usual value, as _value reads it
-        else:
-            decoded[key] = _value(ctx, where, f"{at}.{i}.value", value)
+        if type(value) is dict:  # the usual values first, as _value reads them
+            if type(text := value.get("stringValue")) is str:
+                decoded[key] = text
+                continue
+            number = value.get("intValue")
+            if type(number) is str and "stringValue" not in value and number.isdigit():
+                decoded[key] = int(number)
+                continue
+        decoded[key] = _value(ctx, where, f"{at}.{i}.value", value)
     return decoded
 
 
