@@ -143,15 +143,17 @@ copy made distinct by trailing whitespace (so its content hash, and its episode 
 _OPENING = ("system", "user")
 
 
-def _grown(record: dict, key: str) -> dict:
-    """``record`` with its list ``key`` grown to :data:`LENGTH` entries: the opening system and
-    user entries and the last entry kept, the ones between repeated (ATIF steps renumbered)."""
+def _grown(record: dict, key: str, per_step: float = 1.0) -> dict:
+    """``record`` with its list ``key`` grown to about :data:`LENGTH` steps, ``per_step``
+    entries each: the opening system and user entries and the last entry kept, the ones
+    between repeated (ATIF steps renumbered)."""
     entries = record[key]
     head = 0
     while head < len(entries) - 1 and _role(entries[head]) in _OPENING:
         head += 1
     body, tail = entries[head:-1] or entries[head:], entries[-1:] if entries[head:-1] else []
-    grown = entries[:head] + [body[k % len(body)] for k in range(LENGTH - head - len(tail))]
+    size = round(LENGTH * per_step) - head - len(tail)
+    grown = entries[:head] + [body[k % len(body)] for k in range(size)]
     grown += tail
     if key == "steps":  # ATIF numbers its steps
         grown = [{**step, "step_id": k + 1} for k, step in enumerate(grown)]
@@ -163,17 +165,38 @@ def _role(entry: object) -> object:
     return entry.get("role", entry.get("source")) if isinstance(entry, dict) else None
 
 
-def _repeat_lines(sample: Path, key: str, out: Path, episodes: int) -> Path:
-    lines = [json.dumps(_grown(json.loads(line), key)) for line in sample.open() if line.strip()]
+def _entries_per_step(fmt: str, sample: Path, key: str) -> float:
+    """Entries of list ``key`` per step the format's importer makes of the sample, at least
+    one (chat formats: a message a step, or less; mini-swe-agent and OpenHands: an action and
+    the observation after it make one)."""
+    from store import Store
+    from workbench.ingest import import_paths
+
+    with Store(":memory:") as store:
+        steps = sum(f.steps for f in import_paths(store, [sample], format=fmt).files)
+    text = sample.read_text()
+    if sample.suffix == ".jsonl":
+        records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    else:
+        records = [json.loads(text)]
+    return max(1.0, sum(len(record[key]) for record in records) / steps)
+
+
+def _repeat_lines(sample: Path, key: str, out: Path, episodes: int, per_step: float) -> Path:
+    lines = [
+        json.dumps(_grown(json.loads(line), key, per_step))
+        for line in sample.open()
+        if line.strip()
+    ]
     with open(out, "w") as handle:
         for k in range(episodes):
             handle.write(lines[k % len(lines)] + "\n")
     return out
 
 
-def _copies(sample: Path, key: str, folder: Path, episodes: int) -> Path:
+def _copies(sample: Path, key: str, folder: Path, episodes: int, per_step: float) -> Path:
     folder.mkdir()
-    text = json.dumps(_grown(json.loads(sample.read_text()), key), indent=2)
+    text = json.dumps(_grown(json.loads(sample.read_text()), key, per_step), indent=2)
     for k in range(episodes):
         padding = " " * (k % 64) + "\n" * (k // 64 + 1)
         (folder / f"run-{k:06d}{''.join(sample.suffixes)}").write_text(text + padding)
@@ -423,10 +446,13 @@ def format_file(fmt: str, folder: Path, episodes: int, steps: int = 50) -> Path:
         return write(target.with_suffix(".jsonl"), episodes, steps)
     if fmt in LINE_SAMPLES:
         sample, key = LINE_SAMPLES[fmt]
-        return _repeat_lines(SAMPLES / sample, key, target.with_suffix(".jsonl"), episodes)
+        out = target.with_suffix(".jsonl")
+        per_step = _entries_per_step(fmt, SAMPLES / sample, key)
+        return _repeat_lines(SAMPLES / sample, key, out, episodes, per_step)
     if fmt in FILE_SAMPLES:
         sample, key = FILE_SAMPLES[fmt]
-        return _copies(SAMPLES / sample, key, target, episodes)
+        per_step = _entries_per_step(fmt, SAMPLES / sample, key)
+        return _copies(SAMPLES / sample, key, target, episodes, per_step)
     if fmt == "inspect":
         return _inspect_log(SAMPLES / "inspect/log.json", target.with_suffix(".json"), episodes)
     if fmt == "react-text":

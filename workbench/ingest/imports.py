@@ -163,11 +163,11 @@ def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
     files: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir():
+            depth = len(path.parts)  # what rglob finds is under path: its parts after path's
             files += [
                 (p, False)
                 for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                if p.is_file() and not any(part.startswith(".") for part in p.parts[depth:])
             ]
         elif path.is_file():
             files.append((path, True))
