@@ -5,11 +5,12 @@ detected, ``--skip-bad``), ``workbench/samples`` and each format's small synthet
 ``_synthetic.format_file``) into fresh databases, and writes, per import, its report (status,
 episodes, steps and bad-record messages per file) and every row it stored in ``tasks``,
 ``episodes``, ``steps``, ``spans`` and ``steps_fts`` (the search index), in id order. The
-import's own batch id and times are replaced by placeholders, so two runs of the same code
-write the same text. Run it before and after a change and compare:
+import's own batch id and times are replaced by placeholders (and the checkouts' folders, so
+that one checkout's code can be compared with another's), so two runs of the same code write
+the same text. Run it before and after a change and compare:
 
-    python bench/import_rows.py /tmp/before.txt   # on the old code
-    python bench/import_rows.py /tmp/after.txt    # on the new code
+    PYTHONPATH=/path/to/old/checkout python bench/import_rows.py /tmp/before.txt
+    python bench/import_rows.py /tmp/after.txt
     cmp /tmp/before.txt /tmp/after.txt
 """
 
@@ -28,7 +29,8 @@ import _synthetic
 from store import Store
 from workbench.ingest import SAMPLES, IngestError, formats, import_paths
 
-DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
 TABLES = {
     "tasks": "id",
     "episodes": "id",
@@ -94,7 +96,7 @@ def one_import(db: Path, what: Input, tmp: Path) -> Iterator[str]:
                 lines += [f"file {f.path}: {counts}", *(f"  bad: {b}" for b in f.bad)]
                 lines += [f"  reason: {f.reason}"] if f.reason else []
             lines += rows(store)
-        volatile = {str(tmp): "<tmp>"}
+        volatile = {str(tmp): "<tmp>", str(SAMPLES.parents[1]): "<root>", str(ROOT): "<root>"}
         volatile |= {
             b.id: f"<batch {k}>" for k, b in enumerate(store.batches()) if b.kind == "import"
         }
