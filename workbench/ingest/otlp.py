@@ -547,15 +547,16 @@ class _Steps:
     def __init__(self) -> None:
         self.fields: list[dict[str, Any]] = []
         self.held: dict[str, Any] | None = None
-        self.parts: dict[tuple[str, str], Any] = {}
+        self.spans: list[_Span] = []
+        self.parts: dict[tuple[str, str], Any] | None = None
         """``(part type, call id)`` → arguments of a ``tool_call`` part of a model's output,
         or response of a ``tool_call_response`` part of its input: a tool span's arguments
-        and result when it does not record them itself (they are opt-in in GenAI)."""
+        and result when it does not record them itself (they are opt-in in GenAI). Collected
+        from every span the first time one is needed."""
 
     def read(self, root: _Span, spans: list[_Span], instruction: str) -> list[dict[str, Any]]:
         """The steps of ``spans`` (sorted), the instruction first."""
-        for span in spans:
-            self._collect_parts(span)
+        self.spans = spans
         if instruction:
             self._add(root, root.start, kind="message", role="user", content=instruction)
         for span in spans:
@@ -567,14 +568,23 @@ class _Steps:
         self._flush()
         return self.fields
 
-    def _collect_parts(self, span: _Span) -> None:
+    def _part(self, part_type: str, call_id: str) -> Any:
+        """What the message part of ``part_type`` with ``call_id`` carries (see ``parts``)."""
+        if self.parts is None:
+            self.parts = {}
+            for span in self.spans:
+                self._collect_parts(span, self.parts)
+        return self.parts.get((part_type, call_id))
+
+    @staticmethod
+    def _collect_parts(span: _Span, found: dict[tuple[str, str], Any]) -> None:
         for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
             for message in span.messages(key):
                 parts = message.get("parts") if isinstance(message, dict) else None
                 for part in parts if isinstance(parts, list) else []:
                     if isinstance(part, dict) and scalar(part.get("id")):
                         value = part.get("arguments", part.get("response"))
-                        self.parts.setdefault((as_text(part.get("type")), part["id"]), value)
+                        found.setdefault((as_text(part.get("type")), part["id"]), value)
 
     def _add(self, span: _Span, nanos: int, **step: Any) -> None:
         self.fields.append({"timestamp": _time(nanos), "raw": span.raw, **step})
@@ -595,7 +605,7 @@ class _Steps:
         arguments = _first(attrs, "gen_ai.tool.call.arguments", "tool.parameters", "input.value")
         call_id = as_text(attrs.get("gen_ai.tool.call.id")) or span.span_id
         if arguments is None:
-            arguments = self.parts.get(("tool_call", call_id))
+            arguments = self._part("tool_call", call_id)
         held, self.held = self.held or {}, None
         thought = "\n\n".join(p for p in (held.get("thought"), held.get("text")) if p)
         self._add(
@@ -608,11 +618,14 @@ class _Steps:
             tool_name=tool,
             tool_call_id=call_id,
         )
-        result = _first(attrs, "gen_ai.tool.call.result", "output.value")
-        result = _result_text(
-            self.parts.get(("tool_call_response", call_id)) if result is None else result
-        )
-        observation = result if span.error is None else _failed(span, result)
+        if span.error:  # its status message is the observation, whatever the result
+            observation = _failed(span, "")
+        else:
+            result = _first(attrs, "gen_ai.tool.call.result", "output.value")
+            if result is None:
+                result = self._part("tool_call_response", call_id)
+            result = _result_text(result)
+            observation = result if span.error is None else _failed(span, result)
         self._add(span, span.end, **tool_result_step(observation, call_id, tool))
 
     def _flush(self) -> None:
@@ -647,7 +660,11 @@ def _failed(span: _Span, text: str) -> str:
 
 
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
-    return next((attrs[k] for k in keys if attrs.get(k) not in (None, "")), None)
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None and value != "":
+            return value
+    return None
 
 
 def _instruction(root: _Span, spans: list[_Span]) -> str:
