@@ -356,18 +356,19 @@ def _scope_spans(
 def _span(ctx: ReadContext, where: str, at: str, span: Any, resource: dict[str, Any]) -> _Span:
     if not isinstance(span, dict):
         raise ctx.error(where, at, "expected an object")
-    ids = {}
-    for key in ("traceId", "spanId"):
-        ids[key] = scalar(span.get(key))
-        if ids[key] is None:
+    trace_id, span_id = scalar(span.get("traceId")), scalar(span.get("spanId"))
+    for key, value in (("traceId", trace_id), ("spanId", span_id)):
+        if value is None:
             raise ctx.error(where, f"{at}.{key}", "missing")
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status = span.get("status")
+    if not isinstance(status, dict):
+        status = {}
     failed = status.get("code") in ERROR_CODES
     attributes = _attributes(ctx, where, f"{at}.attributes", span.get("attributes"))
     exception = _fold_events(ctx, where, f"{at}.events", span.get("events"), attributes)
     parsed = _Span(
-        trace_id=ids["traceId"],
-        span_id=ids["spanId"],
+        trace_id=trace_id,
+        span_id=span_id,
         parent_id=scalar(span.get("parentSpanId")) or "",
         name=as_text(span.get("name")),
         start=_nanos(ctx, where, at, "startTimeUnixNano", span.get("startTimeUnixNano")),
