@@ -318,7 +318,7 @@ def _twice(pattern: re.Pattern[str], text: str) -> bool:
 # -- one episode being read --------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Draft:
     """A step being read: the lines of its thought, action and observation so far."""
 
@@ -332,7 +332,7 @@ class _Draft:
     raw: list[str] = field(default_factory=list)
 
     def has_observation(self) -> bool:
-        return self.observation is not None and any(line.strip() for line in self.observation)
+        return self.observation is not None and any(map(str.strip, self.observation))
 
 
 def _joined(lines: list[str] | None) -> str:
@@ -648,6 +648,11 @@ def _parsed(ctx: ReadContext, state: _Episode, drafts: list[_Draft]) -> ParsedEp
 # -- splitting text into episodes --------------------------------------------------------------
 
 
+_SPLITTING = frozenset(("bar", "marker", "task", "index"))
+"""Kinds of line that may open a new episode whatever came before."""
+_NOTHING: tuple[()] = ()
+
+
 class _Splitter:
     """Cuts classified lines into episodes, yielding each as soon as it ends.
 
@@ -664,7 +669,15 @@ class _Splitter:
         self.found = False
 
     def feed(self, line: _Line) -> Iterator[ParsedEpisode | IngestError]:
+        """Take one line: the usual one goes to the episode being read, one that may start
+        or end an episode is sorted out here (yielding the episodes it ends)."""
         kind = _classify(line.text)
+        if self.bar is None and kind.kind not in _SPLITTING:  # (and so nothing is pending)
+            self.current.feed(line, kind)
+            return _NOTHING
+        return self._split(line, kind)
+
+    def _split(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
         if kind.kind == "bar":
             self._settle()
             if self.current.content:
