@@ -7,16 +7,19 @@ is what a sqlite-utils user would do with the same data: the rows the import sto
 lines per table (written before the clock starts; nested values as JSON), parsed and loaded with ``Table.insert_all``
 (defaults, as ``sqlite-utils insert --nl`` does), then ``enable_fts`` on the step text (which
 fills the index in bulk). Both run in this process, one after the other, timed by
-``time.process_time``. Prints CPU µs per step for the import, the anchor and a bare JSON parse
-of the file, and the ratio import/anchor (target ≤ 1 for every format).
+``time.process_time``, each ``--repeat`` times into a fresh database, the least time kept (as
+``timeit`` does: other load on a shared machine only ever adds time). Prints CPU µs per step
+for the import, the anchor and a bare JSON parse of the file, and the ratio import/anchor
+(target ≤ 1 for every format).
 
-    python bench/import_speed.py [--steps 20000] [--formats workbench,openai-chat,...]
+    python bench/import_speed.py [--steps 20000] [--repeat 3] [--formats workbench,openai-chat,...]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -114,19 +117,23 @@ def parse_only(source: Path) -> float:
     return time.process_time() - started
 
 
-def run(fmt: str, folder: Path, n_steps: int) -> tuple[int, float, float, float]:
-    """Steps stored and CPU seconds of the import, the anchor and a bare parse, for ``fmt``."""
+def run(fmt: str, folder: Path, n_steps: int, repeat: int) -> tuple[int, float, float, float]:
+    """Steps stored and least CPU seconds of the import, the anchor and a bare parse (of
+    ``repeat`` runs each), for ``fmt``."""
     folder.mkdir()
     episodes = max(1, round(n_steps / steps_per_episode(fmt, folder / "probe")))
     source = _synthetic.format_file(fmt, folder, episodes)
-    ours, stored = workbench_import(folder / "import.db", source, fmt)
-    theirs = anchor(folder / "anchor.db", dump_rows(folder / "import.db", folder))
-    return stored, ours, theirs, parse_only(source)
+    runs = [workbench_import(folder / f"import-{k}.db", source, fmt) for k in range(repeat)]
+    ours, stored = min(runs)
+    rows = dump_rows(folder / "import-0.db", folder)
+    theirs = min(anchor(folder / f"anchor-{k}.db", rows) for k in range(repeat))
+    return stored, ours, theirs, min(parse_only(source) for _ in range(repeat))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_000, help="about this many per format")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, the least kept")
     parser.add_argument("--formats", default=",".join(formats.names()))
     args = parser.parse_args()
     wanted = args.formats.split(",")
@@ -138,11 +145,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in wanted:
             try:
-                stored, ours, theirs, parse = run(fmt, Path(tmp) / fmt, args.steps)
+                stored, ours, theirs, parse = run(fmt, Path(tmp) / fmt, args.steps, args.repeat)
             except _synthetic.NoSyntheticFile as error:
                 print(f"{fmt:15} not measured: {error}")
                 missing.append(fmt)
                 continue
+            shutil.rmtree(Path(tmp) / fmt)  # its databases, before the next format's
             ratio = ours / theirs
             worst = max(worst, ratio)
             per = [f"{seconds / stored * 1e6:6.1f} µs" for seconds in (ours, theirs, parse)]
