@@ -108,7 +108,19 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
     if annotation in (float, float | None):
         return lambda value: value if value is None or math.isfinite(value) else slow(value)
     if annotation in (datetime, datetime | None):
-        return lambda value: value if value is None else _iso(value) or slow(value)
+
+        def to_iso(value: Any) -> Any:
+            """A naive or UTC datetime as pydantic dumps it (ISO 8601, UTC as ``Z``), and any
+            other through pydantic."""
+            if type(value) is datetime:
+                zone = value.tzinfo
+                if zone is None:
+                    return value.isoformat()
+                if zone is UTC:
+                    return value.isoformat()[:-6] + "Z"
+            return value if value is None else slow(value)
+
+        return to_iso
     return slow
 
 
@@ -137,18 +149,6 @@ def json_encoder(allow_nan: bool) -> Callable[[Any], str]:
 _plain_json = json_encoder(allow_nan=False)
 """``json.dumps(value, ensure_ascii=False)`` for values without NaN or infinities (which
 pydantic dumps as ``null``)."""
-
-
-def _iso(value: datetime) -> str | None:
-    """A naive or UTC datetime as pydantic dumps it (ISO 8601, UTC as ``Z``); ``None`` for
-    any other."""
-    if type(value) is not datetime:
-        return None
-    if value.tzinfo is None:
-        return value.isoformat()
-    if value.tzinfo is UTC:
-        return value.isoformat()[:-6] + "Z"
-    return None
 
 
 @dataclass(frozen=True)
