@@ -77,6 +77,7 @@ is yielded as an error on field ``steps``.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import itertools
 import re
@@ -791,18 +792,59 @@ def _text_lines(ctx: ReadContext) -> Iterator[_Line]:
             at = head.index(NUL)
             line = head.count(b"\n", 0, at) + 1
             raise ctx.error(f"line {line} byte {at}", "", "binary data (NUL byte), not a text log")
-        offset = 0
-        for number, raw in enumerate(handle, start=1):
-            if NUL in raw:
-                where = f"line {number} byte {offset + raw.index(NUL)}"
-                raise ctx.error(where, "", "binary data (NUL byte), not a text log")
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as error:
-                where = f"line {number} byte {offset + error.start}"
-                raise ctx.error(where, "", "not UTF-8 text") from None
-            offset += len(raw)
-            yield _Line(f"line {number}", _clean(text))
+        number, offset, rest = 0, 0, []
+        while chunk := handle.read(TEXT_CHUNK):
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:  # no whole line yet
+                rest.append(chunk)
+                continue
+            block = b"".join([*rest, chunk[:cut]])
+            rest = [chunk[cut:]]
+            yield from _block_lines(ctx, block, number, offset)
+            number, offset = number + block.count(b"\n"), offset + len(block)
+        if any(rest):
+            yield from _block_lines(ctx, b"".join(rest), number, offset)
+
+
+TEXT_CHUNK = 1 << 16
+"""Bytes read at a time: the whole lines among them are decoded and split together."""
+
+
+def _block_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
+    """The lines of ``block`` (whole lines, the first of them line ``number + 1`` of the file,
+    at byte ``offset``), as reading the file line by line gives them: NUL bytes and text that
+    is not UTF-8 are raised at their line, after the lines before it."""
+    text = None
+    if NUL not in block:
+        with contextlib.suppress(UnicodeDecodeError):
+            text = block.decode("utf-8-sig" if number == 0 else "utf-8")
+    if text is None:  # line by line, to name the line at fault
+        yield from _checked_lines(ctx, block, number, offset)
+        return
+    lines = text.split("\n")
+    if not lines[-1]:  # the block ends with a line break, not with a line
+        lines.pop()
+    for line in lines:
+        number += 1
+        yield _Line(f"line {number}", _clean(line))
+
+
+def _checked_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
+    """:func:`_block_lines` one line at a time, each checked."""
+    parts = block.split(b"\n")
+    raws = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    for raw in raws:
+        number += 1
+        if NUL in raw:
+            where = f"line {number} byte {offset + raw.index(NUL)}"
+            raise ctx.error(where, "", "binary data (NUL byte), not a text log")
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as error:
+            where = f"line {number} byte {offset + error.start}"
+            raise ctx.error(where, "", "not UTF-8 text") from None
+        offset += len(raw)
+        yield _Line(f"line {number}", _clean(text))
 
 
 def _output_text(output: Any) -> str:
