@@ -262,7 +262,7 @@ def import_paths(
                 report.files.append(
                     _import_file(job, path, named, forced, results_path, skip_bad, progress, cancel)
                 )
-            _finish(job, report, [p for p in given if p.is_dir()], skip_bad)
+            _finish(job, report, files, [p for p in given if p.is_dir()], skip_bad)
     except _DryRun:
         pass
     finally:
@@ -270,12 +270,22 @@ def import_paths(
     return report
 
 
-def _finish(job: _Import, report: ImportReport, folders: list[Path], skip_bad: bool) -> None:
-    """Complete the report; fail on named paths that gave nothing; roll a dry run back."""
+def _finish(
+    job: _Import,
+    report: ImportReport,
+    files: list[tuple[Path, bool]],
+    folders: list[Path],
+    skip_bad: bool,
+) -> None:
+    """Complete the report; fail on named paths that gave nothing; roll a dry run back.
+
+    ``files`` are the files read, in the order of their reports.
+    """
     report.batch_id = job.batch.id if job.used else None
     report.preview = job.preview
     for folder in folders:
-        inside = [f for f in report.files if Path(f.path).is_relative_to(folder)]
+        reports = zip(files, report.files, strict=True)
+        inside = [f for (path, _), f in reports if path.is_relative_to(folder)]
         if all(f.empty for f in inside):
             ignored = sum(f.status == "ignored" for f in inside)
             what = "no files" if not inside else f"no episodes ({ignored} file(s) ignored)"

@@ -125,6 +125,20 @@ def parse_json(text: str) -> Any:
     return json.loads(text)
 
 
+def json_within(text: str, start: int, stop: int) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text[start:stop]`` opens with a JSON value that ends in it,
+    followed by JSON whitespace only: the value ``parse_json`` reads from that slice, found
+    without copying the slice out. ``(False, None)`` otherwise (the slice is then parsed).
+    """
+    try:
+        value, end = _scan(text, start)
+    except (StopIteration, ValueError):
+        return False, None
+    if end <= stop and not text[end:stop].strip(_JSON_SPACE):
+        return True, value
+    return False, None
+
+
 _compact = json_encoder(allow_nan=True)
 
 
