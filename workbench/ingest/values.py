@@ -186,9 +186,12 @@ def _indented(value: Any, newline: str) -> str:
         if kind is dict:
             if not all(type(key) is str for key in value):
                 raise _NotPlainJSON
-            parts = [f"{_string(key)}: {_indented(item, inner)}" for key, item in value.items()]
+            parts = [
+                f"{_string(key)}: {_string(item) if type(item) is str else _indented(item, inner)}"
+                for key, item in value.items()
+            ]
             return "{" + inner + ("," + inner).join(parts) + newline + "}"
-        parts = [_indented(item, inner) for item in value]
+        parts = [_string(item) if type(item) is str else _indented(item, inner) for item in value]
         return "[" + inner + ("," + inner).join(parts) + newline + "]"
     if kind is int:
         return int.__repr__(value)
