@@ -559,7 +559,7 @@ class _Steps:
         """The steps of ``spans`` (sorted), the instruction first."""
         self.spans = spans
         if instruction:
-            self._add(root, root.start, kind="message", role="user", content=instruction)
+            self._add(root, root.start, {"kind": "message", "role": "user", "content": instruction})
         for span in spans:
             kind = span.kind
             if kind == "tool":
@@ -587,14 +587,17 @@ class _Steps:
                         value = part.get("arguments", part.get("response"))
                         found.setdefault((as_text(part.get("type")), part["id"]), value)
 
-    def _add(self, span: _Span, nanos: int, **step: Any) -> None:
-        self.fields.append({"timestamp": _time(nanos), "raw": span.raw, **step})
+    def _add(self, span: _Span, nanos: int, step: dict[str, Any]) -> None:
+        """Add a step, its time ``nanos`` and its raw record the span."""
+        step["timestamp"], step["raw"] = _time(nanos), span.raw
+        self.fields.append(step)
 
     def _model(self, span: _Span) -> None:
         text, thought = _reply(span)
         if span.error is not None:
             self._flush()
-            self._add(span, span.end, kind="error", role="assistant", content=_failed(span, text))
+            error = {"kind": "error", "role": "assistant", "content": _failed(span, text)}
+            self._add(span, span.end, error)
         elif text or thought:
             self._flush()
             self.held = {"span": span, "text": text, "thought": thought}
@@ -609,16 +612,15 @@ class _Steps:
             arguments = self._part("tool_call", call_id)
         held, self.held = self.held or {}, None
         thought = "\n\n".join(p for p in (held.get("thought"), held.get("text")) if p)
-        self._add(
-            span,
-            span.start,
-            kind="tool_call",
-            role="assistant",
-            thought=thought,
-            action=render_pretty_call(tool, arguments),
-            tool_name=tool,
-            tool_call_id=call_id,
-        )
+        call = {
+            "kind": "tool_call",
+            "role": "assistant",
+            "thought": thought,
+            "action": render_pretty_call(tool, arguments),
+            "tool_name": tool,
+            "tool_call_id": call_id,
+        }
+        self._add(span, span.start, call)
         if span.error:  # its status message is the observation, whatever the result
             observation = _failed(span, "")
         else:
@@ -627,7 +629,7 @@ class _Steps:
                 result = self._part("tool_call_response", call_id)
             result = _result_text(result)
             observation = result if span.error is None else _failed(span, result)
-        self._add(span, span.end, **tool_result_step(observation, call_id, tool))
+        self._add(span, span.end, tool_result_step(observation, call_id, tool))
 
     def _flush(self) -> None:
         if self.held is None:
@@ -635,16 +637,12 @@ class _Steps:
         held, self.held = self.held, None
         span = held["span"]
         if held["text"]:
-            self._add(
-                span,
-                span.end,
-                kind="message",
-                role="assistant",
-                content=held["text"],
-                thought=held["thought"],
-            )
+            text, thought = held["text"], held["thought"]
+            step = {"kind": "message", "role": "assistant", "content": text, "thought": thought}
+            self._add(span, span.end, step)
         else:
-            self._add(span, span.end, kind="thought", role="assistant", thought=held["thought"])
+            step = {"kind": "thought", "role": "assistant", "thought": held["thought"]}
+            self._add(span, span.end, step)
 
 
 def _result_text(value: Any) -> str:
