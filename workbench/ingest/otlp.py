@@ -49,6 +49,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -290,7 +291,6 @@ class _Span:
     """The status message of a span with error status (``""`` if it has none); else ``None``."""
     resource: dict[str, Any] = field(default_factory=dict)
     raw: Any = None
-    order: int = 0
     kind: str = "other"
     """``tool``, ``model``, ``agent`` or ``other`` (see :func:`_kind`)."""
     parsed: dict[str, list[Any]] = field(default_factory=dict)
@@ -508,10 +508,11 @@ def _kind(span: _Span) -> str:
     return "other"
 
 
+_START, _END = attrgetter("start"), attrgetter("end")
+
+
 def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpisode:
-    for order, span in enumerate(spans):
-        span.order = order
-    spans.sort(key=lambda s: (s.start, s.order))
+    spans.sort(key=_START)  # stable: spans that start together keep the file's order
     ids = {s.span_id for s in spans}
     root = next((s for s in spans if s.parent_id not in ids), spans[0])
     where = f"trace {trace_id}"
@@ -535,8 +536,8 @@ def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpiso
             completion_tokens=total(_count(s, "output") for s in models),
         ),
         source=ctx.source(where),
-        started_at=_time(min(s.start for s in spans)),
-        ended_at=_time(max(s.end for s in spans)),
+        started_at=_time(spans[0].start),  # sorted by start
+        ended_at=_time(max(map(_END, spans))),
         metadata=_metadata(trace_id, root, spans),
     )
     return ParsedEpisode(task=task, episode=episode, steps=steps)
@@ -772,11 +773,17 @@ def _model(span: _Span) -> str:
     )
 
 
+_TOKEN_KEYS = {
+    "input": ("gen_ai.usage.input_tokens", "llm.token_count.prompt"),
+    "output": ("gen_ai.usage.output_tokens", "llm.token_count.completion"),
+}
+"""The token count attributes of each side of a model call: GenAI's, then OpenInference's."""
+
+
 def _count(span: _Span, side: str) -> int | None:
     attrs = span.attributes
-    legacy = "prompt" if side == "input" else "completion"
-    value = attrs.get(f"gen_ai.usage.{side}_tokens", attrs.get(f"llm.token_count.{legacy}"))
-    return int_or_none(value)
+    genai, legacy = _TOKEN_KEYS[side]
+    return int_or_none(attrs.get(genai, attrs.get(legacy)))
 
 
 def _outcome(root: _Span) -> Outcome:
