@@ -255,7 +255,7 @@ class _Rollout:
 
     def _call(self, tool: str, action: str, call_id: str) -> list[dict[str, Any]]:
         self.tool_names[call_id] = tool
-        thought = "\n\n".join(p for p in [*self.held, *self.held_text] if p)
+        thought = "\n\n".join([p for p in (*self.held, *self.held_text) if p])
         self.held, self.held_text = [], []
         return [
             {
@@ -354,7 +354,8 @@ def _observation(output: Any) -> str:
         failed = isinstance(output, dict) and output.get("success") is False
         return f"Error: {text}" if failed and not text.lower().startswith("error") else text
     try:
-        wrapped = parse_json(output) if output.lstrip().startswith("{") else None
+        opens = output[:1] == "{" or output.lstrip().startswith("{")  # (a copy only if need be)
+        wrapped = parse_json(output) if opens else None
     except json.JSONDecodeError:
         wrapped = None
     if not isinstance(wrapped, dict) or not isinstance(wrapped.get("output"), str):

@@ -38,7 +38,8 @@ def render_pretty_call(function: str, arguments: Any) -> str:
     """
     if isinstance(arguments, str):
         try:
-            arguments = parse_json(arguments) if arguments.strip() else None
+            blank = not arguments or arguments.isspace()  # (as `not arguments.strip()`)
+            arguments = None if blank else parse_json(arguments)
         except json.JSONDecodeError:
             return f"{function}({arguments})"
     if arguments is None or arguments == {}:
