@@ -335,7 +335,7 @@ def outcome_from(record: dict[str, Any], message: str = "") -> Outcome:
         (
             float(record[k])
             for k in SCORE_KEYS
-            if isinstance(record.get(k), int | float) and not isinstance(record.get(k), bool)
+            if isinstance(record.get(k), (int, float)) and not isinstance(record.get(k), bool)
         ),
         None,
     )

@@ -194,7 +194,7 @@ class _Rollout:
     def _function_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
         tool = self._required(number, at, item, "name")
         arguments = item.get("arguments")
-        if arguments is not None and not isinstance(arguments, str | dict):
+        if arguments is not None and not isinstance(arguments, (str, dict)):
             raise self._error(number, f"{at}arguments", "expected a JSON string of arguments")
         return self._call(
             tool, render_pretty_call(tool, arguments), self._required(number, at, item, "call_id")
@@ -225,7 +225,7 @@ class _Rollout:
     ) -> list[dict[str, Any]]:
         call_id = self._required(number, at, item, "call_id")
         output = item.get("output")
-        if not isinstance(output, str | list | dict):
+        if not isinstance(output, (str, list, dict)):
             raise self._error(number, f"{at}output", "expected the output text or content parts")
         observation = _observation(output)
         return [

@@ -540,7 +540,7 @@ def _score_value(value: Any) -> tuple[bool | None, float | None]:
     """Success and score of one score value (letters, words, booleans or numbers)."""
     if isinstance(value, bool):
         return value, float(value)
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return value >= 1, float(value)
     if isinstance(value, str):
         word = value.strip()

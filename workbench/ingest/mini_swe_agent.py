@@ -183,7 +183,7 @@ def _usage(ctx: ReadContext, where: str, info: dict[str, Any], messages: list[An
     if stats is not None and not isinstance(stats, dict):
         raise ctx.error(where, "info.model_stats", "expected an object")
     cost = (stats or {}).get("instance_cost")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))):
         raise ctx.error(where, "info.model_stats.instance_cost", f"expected a number, got {cost!r}")
     prompt, completion = _token_totals(messages)
     return Usage(prompt_tokens=prompt, completion_tokens=completion, cost=cost)
@@ -213,7 +213,7 @@ def _extra(message: Any) -> dict[str, Any]:
 
 def _timestamp(extra: dict[str, Any]) -> datetime | None:
     value = extra.get("timestamp")
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             return datetime.fromtimestamp(value, UTC)
         except (OverflowError, OSError, ValueError):

@@ -223,7 +223,7 @@ def _test_result_outcome(test_result: dict[str, Any]) -> tuple[bool | None, floa
             return value, float(value)
         if isinstance(value, dict):
             found = outcome_from(value)
-        elif isinstance(value, int | float):
+        elif isinstance(value, (int, float)):
             found = outcome_from({"score": value})
         else:
             continue
@@ -243,7 +243,7 @@ def _summary(report: dict[str, Any], test_result: dict[str, Any]) -> str:
         for key, value in test_result.items()
         if key != "report"
         and (
-            isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 200)
+            isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 200)
         )
     ]
     return ", ".join(scalars)

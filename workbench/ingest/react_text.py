@@ -502,12 +502,12 @@ class _Episode:
         """ReAct's HotpotQA/FEVER ``info``: exact match decides, ``f1`` (or reward) scores."""
         info: dict[str, Any] = kind.value
         flag = next((info[k] for k in ("em", "reward") if isinstance(info.get(k), bool)), None)
-        if flag is None and isinstance(info.get("em"), int | float):
+        if flag is None and isinstance(info.get("em"), (int, float)):
             flag = info["em"] >= 1
         if flag is not None:
             self.success = flag
         number = next(
-            (info[k] for k in ("f1", "reward") if isinstance(info.get(k), int | float)), None
+            (info[k] for k in ("f1", "reward") if isinstance(info.get(k), (int, float))), None
         )
         if number is not None:
             self.score = float(number)

@@ -45,14 +45,14 @@ def int_or_none(value: Any) -> int | None:
 
 def int_or_zero(value: Any) -> int:
     """A number truncated to an integer; ``0`` for anything else (booleans included)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     return int(value)
 
 
 def float_or_none(value: Any) -> float | None:
     """A number as float; ``None`` for anything else (booleans included)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
 
@@ -160,7 +160,7 @@ def indented_json(value: Any) -> str:
     """
     try:
         return _indented(value, "\n")
-    except (_NotPlainJSON, RecursionError):
+    except (_NotPlainJSON, TypeError, RecursionError):
         return json.dumps(value, ensure_ascii=False, indent=2)
 
 
@@ -183,9 +183,7 @@ def _indented(value: Any, newline: str) -> str:
         if not value:
             return "{}" if kind is dict else "[]"
         inner = newline + "  "
-        if kind is dict:
-            if not all(type(key) is str for key in value):
-                raise _NotPlainJSON
+        if kind is dict:  # (a key that is not a string fails to encode: TypeError)
             parts = [
                 f"{_string(key)}: {_string(item) if type(item) is str else _indented(item, inner)}"
                 for key, item in value.items()
