@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from json.encoder import c_make_encoder, encode_basestring
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -177,9 +177,14 @@ def _plan(model: type[BaseModel]) -> _Plan:
             converts.append((position, convert))
             if is_json:
                 json_positions.add(position)
-    get = attrgetter(*paths)
-    if len(paths) == 1:  # attrgetter of one path returns the value, not a tuple
-        get = lambda record, one=get: (one(record),)  # noqa: E731
+    if len(paths) == 1:  # a getter of one path returns the value, not a tuple
+        one = attrgetter(paths[0])
+        get = lambda record: (one(record),)  # noqa: E731
+    elif all("." not in path for path in paths):  # fields only: read off the instance dict
+        fields = itemgetter(*paths)
+        get = lambda record: fields(record.__dict__)  # noqa: E731
+    else:
+        get = attrgetter(*paths)
     return _Plan(get, tuple(converts), frozenset(json_positions))
 
 
