@@ -163,8 +163,10 @@ class _Rollout:
             return  # an item type of a later version (ghost snapshots, compaction, ...)
         at = "payload." if prefix else ""
         self.stamp, self.raw = stamp, item
-        for step in read(self, number, at, item):
-            self.fields.append({"timestamp": stamp, "raw": item, **step})
+        for step in read(self, number, at, item):  # held steps come with their own
+            step.setdefault("timestamp", stamp)
+            step.setdefault("raw", item)
+            self.fields.append(step)
 
     # -- items ----------------------------------------------------------------------------------
 
@@ -227,11 +229,8 @@ class _Rollout:
         output = item.get("output")
         if not isinstance(output, (str, list, dict)):
             raise self._error(number, f"{at}output", "expected the output text or content parts")
-        observation = _observation(output)
-        return [
-            *self._flush(),
-            tool_result_step(observation, call_id, self.tool_names.get(call_id, "")),
-        ]
+        step = tool_result_step(_observation(output), call_id, self.tool_names.get(call_id, ""))
+        return [*self._flush(), step] if self.held or self.held_text else [step]
 
     def _custom_tool_call_output(
         self, number: int, at: str, item: dict[str, Any]
