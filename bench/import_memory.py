@@ -35,9 +35,9 @@ print(report.episodes, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
-def peak_import(folder: Path, source: Path, fmt: str) -> tuple[int, float]:
-    """Import ``source`` into a new database in a child process: (episodes, peak RSS in MB)."""
-    db = folder / f"{source.stem}.db"
+def peak_import(db: Path, source: Path, fmt: str) -> tuple[int, float]:
+    """Import ``source`` into a new database ``db`` in a child process: (episodes, peak RSS
+    in MB)."""
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(db), str(source), fmt],
         capture_output=True,
@@ -73,7 +73,7 @@ def main() -> None:
         for n in (args.episodes, 10 * args.episodes):
             source = make_file(args, folder / f"n{n}", n)
             size = sum(p.stat().st_size for p in _files(source)) / 1e6
-            episodes, peak = peak_import(folder, source, args.format)
+            episodes, peak = peak_import(folder / f"n{n}.db", source, args.format)
             assert episodes >= n, (episodes, n)  # a Claude Code session adds its sub-agents
             print(f"{n:8,} episodes ({size:7,.0f} MB): peak RSS {peak:7.1f} MB")
             peaks.append(peak)
