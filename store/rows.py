@@ -95,12 +95,13 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
         return json.dumps(value, ensure_ascii=False) if is_json and value is not None else value
 
     if is_json:
+        chunks = _json_chunks(allow_nan=False)
 
         def to_json(value: Any) -> Any:
             if value is None:
                 return None
             try:  # plain JSON values (what parsed logs hold) dump alike either way
-                return _plain_json(value)
+                return "".join(chunks(value, 0)) if chunks else _plain_json(value)
             except (TypeError, ValueError, RecursionError):
                 return slow(value)
 
@@ -136,14 +137,24 @@ def json_encoder(allow_nan: bool) -> Callable[[Any], str]:
     never uses), which costs as much as encoding a small value; this makes one, once. It does
     not look for cycles (parsed logs hold none): a cycle ends in ``RecursionError``.
     """
-    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False)
-    if c_make_encoder is None:  # no C accelerator: the standard way
+    chunks = _json_chunks(allow_nan)
+    if chunks is None:  # no C accelerator: the standard way
+        encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False)
         return encoder.encode
+    return lambda value: "".join(chunks(value, 0))
+
+
+@cache
+def _json_chunks(allow_nan: bool) -> Callable[[Any, int], Any] | None:
+    """The C encoder whose chunks :func:`json_encoder` joins; ``None`` without the C
+    accelerator."""
+    if c_make_encoder is None:
+        return None
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False)
     separators = (encoder.key_separator, encoder.item_separator)
-    chunks = c_make_encoder(
+    return c_make_encoder(
         None, _not_json, encode_basestring, None, *separators, False, False, allow_nan
     )
-    return lambda value: "".join(chunks(value, 0))
 
 
 _plain_json = json_encoder(allow_nan=False)
