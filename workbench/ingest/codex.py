@@ -114,6 +114,9 @@ class _Rollout:
         self.first_stamp: Any = None
         self.last_stamp: Any = None
         """Times of the first and the last line with a readable timestamp."""
+        self.unread_stamps: list[Any] = []
+        """Timestamps of the lines after the last one whose time was read (lines without
+        steps only need theirs read for the rollout's end)."""
         self.stamp: Any = None
         self.raw: Any = None
         self.held_stamp: Any = None
@@ -132,11 +135,17 @@ class _Rollout:
             return
         if not isinstance(payload, dict):
             raise self._error(number, "payload", "expected an object")
-        stamp = iso_time(line.get("timestamp"))
-        if stamp is not None:
-            self.last_stamp = stamp
-            if self.first_stamp is None:
-                self.first_stamp = stamp
+        if kind != "response_item" and self.first_stamp is not None:
+            # only ever the rollout's end: read when no later line has a readable time
+            if "timestamp" in line:
+                self.unread_stamps.append(line["timestamp"])
+            stamp = None
+        else:
+            stamp = iso_time(line.get("timestamp"))
+            if stamp is not None:
+                self.last_stamp, self.unread_stamps = stamp, []
+                if self.first_stamp is None:
+                    self.first_stamp = stamp
         if kind == "response_item":
             self._item(number, prefix, payload, stamp)
         elif kind == "session_meta":
@@ -307,10 +316,18 @@ class _Rollout:
             ),
             source=self.ctx.source(where),
             started_at=self.first_stamp,
-            ended_at=self.last_stamp,
+            ended_at=self._last_stamp(),
             metadata=self._metadata(),
         )
         return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+    def _last_stamp(self) -> Any:
+        """The time of the last line with a readable timestamp."""
+        for value in reversed(self.unread_stamps):
+            stamp = iso_time(value)
+            if stamp is not None:
+                return stamp
+        return self.last_stamp
 
     def _metadata(self) -> dict[str, Any]:
         meta, context = self.meta, self.context
