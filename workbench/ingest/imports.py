@@ -190,6 +190,8 @@ class _Import:
         """Whether an episode went into the import's batch (only then is the batch stored)."""
         self.preview: list[ParsedEpisode] = []
         """The first parsed episodes, for the report."""
+        self.tasks: set[str] = set()
+        """Tasks stored by this import: storing one again would leave it as it is."""
 
     def store_episode(self, parsed: ParsedEpisode, report: FileReport) -> None:
         if len(self.preview) < PREVIEW:
@@ -199,7 +201,9 @@ class _Import:
         elif not self.used:
             self.store.put_batch(self.batch)
             self.used = True
-        self.store.put_task(parsed.task)
+        if parsed.task.id not in self.tasks:  # (put_task keeps the first of an id)
+            self.store.put_task(parsed.task)
+            self.tasks.add(parsed.task.id)
         if self.store.add_episode(parsed.episode, parsed.steps, parsed.spans):
             report.episodes += 1
             report.count(parsed)
