@@ -19,7 +19,7 @@ from store.manual_tables import ManualTables
 from store.migrations import FTS_COLUMNS, FTS_INSERT_TRIGGER, migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
-from store.rows import column_names, from_row, row_values, to_row
+from store.rows import column_names, from_row, row_values, rows_values, to_row
 from store.synth import SynthTables
 
 if TYPE_CHECKING:
@@ -172,6 +172,7 @@ _EPISODE_AND_TASK = (
 )
 """Whether an episode id is taken, and its task's family and split (``NULL`` if no task)."""
 _INSERT_SPAN = _insert_sql("spans", _SPAN_COLUMNS)
+_PUT_TASK = _insert_sql("tasks", column_names(Task), "INSERT OR IGNORE")
 _FILL_FTS = (
     f"INSERT INTO steps_fts(rowid, {FTS_COLUMNS}) SELECT id, {FTS_COLUMNS} FROM steps WHERE id >= ?"
 )
@@ -323,7 +324,8 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     def put_task(self, task: Task) -> None:
         """Insert a task, or leave an existing one with the same id as it is."""
-        self._insert_or_ignore("tasks", to_row(task))
+        with self._lock:  # one statement: atomic on its own, no savepoint needed
+            self.conn.execute(_PUT_TASK, row_values(task))
 
     def task(self, task_id: str) -> Task | None:
         """The task with this id."""
@@ -338,7 +340,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         self, content_hash: str, path: str, fmt: str, batch_id: str | None, n_episodes: int
     ) -> None:
         """Remember that a file was imported, so importing it again adds nothing."""
-        with self.transaction():
+        with self._lock:  # one statement: atomic on its own, no savepoint needed
             self.conn.execute(
                 "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
                 (content_hash, path, fmt, batch_id, n_episodes, utcnow().isoformat()),
@@ -367,7 +369,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             self.conn.execute(_INSERT_EPISODE, row)
             if self._depth > 1 and steps:
                 self._defer_indexing()
-            self.conn.executemany(_INSERT_STEP, map(row_values, steps))
+            self.conn.executemany(_INSERT_STEP, rows_values(steps))
             for span in spans:
                 self._insert_span(span)
             return True

@@ -12,11 +12,12 @@ import json
 import math
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from operator import attrgetter
+from json.encoder import c_make_encoder, encode_basestring
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -94,12 +95,13 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
         return json.dumps(value, ensure_ascii=False) if is_json and value is not None else value
 
     if is_json:
+        chunks = _json_chunks(allow_nan=False)
 
         def to_json(value: Any) -> Any:
             if value is None:
                 return None
             try:  # plain JSON values (what parsed logs hold) dump alike either way
-                return _plain_json(value)
+                return "".join(chunks(value, 0)) if chunks else _plain_json(value)
             except (TypeError, ValueError, RecursionError):
                 return slow(value)
 
@@ -107,26 +109,57 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
     if annotation in (float, float | None):
         return lambda value: value if value is None or math.isfinite(value) else slow(value)
     if annotation in (datetime, datetime | None):
-        return lambda value: value if value is None else _iso(value) or slow(value)
+
+        def to_iso(value: Any) -> Any:
+            """A naive or UTC datetime as pydantic dumps it (ISO 8601, UTC as ``Z``), and any
+            other through pydantic."""
+            if type(value) is datetime:
+                zone = value.tzinfo
+                if zone is None:
+                    return value.isoformat()
+                if zone is UTC:
+                    return value.isoformat()[:-6] + "Z"
+            return value if value is None else slow(value)
+
+        return to_iso
     return slow
 
 
-_plain_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
-"""``json.dumps(value, ensure_ascii=False)`` for values without NaN or infinities (which
-pydantic dumps as ``null``); one encoder for all, rather than one per call. Parsed logs hold no
-cycles, so it does not look for them (a fifth faster); a cycle ends in ``RecursionError``."""
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _iso(value: datetime) -> str | None:
-    """A naive or UTC datetime as pydantic dumps it (ISO 8601, UTC as ``Z``); ``None`` for
-    any other."""
-    if type(value) is not datetime:
+@cache
+def json_encoder(allow_nan: bool) -> Callable[[Any], str]:
+    """``JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False).encode``.
+
+    ``encode`` makes a new C encoder on every call (and a closure for floats the C encoder
+    never uses), which costs as much as encoding a small value; this makes one, once. It does
+    not look for cycles (parsed logs hold none): a cycle ends in ``RecursionError``.
+    """
+    chunks = _json_chunks(allow_nan)
+    if chunks is None:  # no C accelerator: the standard way
+        encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False)
+        return encoder.encode
+    return lambda value: "".join(chunks(value, 0))
+
+
+@cache
+def _json_chunks(allow_nan: bool) -> Callable[[Any, int], Any] | None:
+    """The C encoder whose chunks :func:`json_encoder` joins; ``None`` without the C
+    accelerator."""
+    if c_make_encoder is None:
         return None
-    if value.tzinfo is None:
-        return value.isoformat()
-    if value.tzinfo is UTC:
-        return value.isoformat()[:-6] + "Z"
-    return None
+    encoder = json.JSONEncoder(ensure_ascii=False, allow_nan=allow_nan, check_circular=False)
+    separators = (encoder.key_separator, encoder.item_separator)
+    return c_make_encoder(
+        None, _not_json, encode_basestring, None, *separators, False, False, allow_nan
+    )
+
+
+_plain_json = json_encoder(allow_nan=False)
+"""``json.dumps(value, ensure_ascii=False)`` for values without NaN or infinities (which
+pydantic dumps as ``null``)."""
 
 
 @dataclass(frozen=True)
@@ -137,12 +170,14 @@ class _Plan:
     """All column values as stored on the record (nested ones by dotted path)."""
     converts: tuple[tuple[int, Callable[[Any], Any]], ...]
     """Columns whose value must be converted, by position."""
+    json: frozenset[int] = frozenset()
+    """Positions of the JSON columns among :attr:`converts`."""
 
 
 @cache
 def _plan(model: type[BaseModel]) -> _Plan:
     """The reading plan of a model, made once per model."""
-    paths, converts = [], []
+    paths, converts, json_positions = [], [], set()
     for position, (_column, name, sub, is_json) in enumerate(columns(model)):
         field = model.model_fields[name]
         if sub is not None:
@@ -151,10 +186,17 @@ def _plan(model: type[BaseModel]) -> _Plan:
         convert = _converter(field.annotation, is_json)
         if convert is not None:
             converts.append((position, convert))
-    get = attrgetter(*paths)
-    if len(paths) == 1:  # attrgetter of one path returns the value, not a tuple
-        get = lambda record, one=get: (one(record),)  # noqa: E731
-    return _Plan(get, tuple(converts))
+            if is_json:
+                json_positions.add(position)
+    if len(paths) == 1:  # a getter of one path returns the value, not a tuple
+        one = attrgetter(paths[0])
+        get = lambda record: (one(record),)  # noqa: E731
+    elif all("." not in path for path in paths):  # fields only: read off the instance dict
+        fields = itemgetter(*paths)
+        get = lambda record: fields(record.__dict__)  # noqa: E731
+    else:
+        get = attrgetter(*paths)
+    return _Plan(get, tuple(converts), frozenset(json_positions))
 
 
 def row_values(record: BaseModel) -> list[Any]:
@@ -166,8 +208,39 @@ def row_values(record: BaseModel) -> list[Any]:
     plan = _plan(type(record))
     values = list(plan.get(record))
     for position, convert in plan.converts:
-        values[position] = convert(values[position])
+        value = values[position]
+        if value is not None:  # every conversion keeps None
+            values[position] = convert(value)
     return values
+
+
+def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
+    """:func:`row_values` of each record (all of one model), a JSON value several of them
+    share encoded once.
+
+    Steps read from one source record often keep that same record as their raw value (a
+    tool call and its result from one span, the calls of one message); the text of each such
+    value is computed once per call, by the value's identity. ``records`` holds every value
+    while this runs, so no identity is reused for another value.
+    """
+    if not records:
+        return
+    plan = _plan(type(records[0]))
+    texts: dict[int, Any] = {}
+    for record in records:
+        values = list(plan.get(record))
+        for position, convert in plan.converts:
+            value = values[position]
+            if value is None:  # every conversion keeps None
+                continue
+            if position in plan.json and type(value) in (dict, list):
+                text = texts.get(id(value))
+                if text is None:
+                    text = texts[id(value)] = convert(value)
+                values[position] = text
+            else:
+                values[position] = convert(value)
+        yield values
 
 
 def to_row(record: BaseModel) -> dict[str, Any]:

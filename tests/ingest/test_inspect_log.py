@@ -288,6 +288,27 @@ def test_sniff_rejects_other_files(tmp_path: Path, filename: str, text: str) -> 
     assert not inspect_log.sniff(path, formats.head_of(path))
 
 
+def test_a_header_longer_than_its_read_buffer_is_read_whole(
+    store: Store, log_path: Path, tmp_path: Path
+) -> None:
+    log = load_log(log_path)
+    log["eval"]["metadata"] = {"notes": "n" * (3 * inspect_log.HEADER_BUFFER)}  # before samples
+    path = tmp_path / "long-header.json"
+    path.write_text(json.dumps(log))
+
+    import_paths(store, [path], format=FORMAT)
+
+    with Store(tmp_path / "short.db") as short:
+        import_paths(short, [log_path], format=FORMAT)
+        expected = {key: (e, short.steps(e.id)) for key, e in by_task(short).items()}
+    episodes = by_task(store)
+    assert episodes.keys() == expected.keys() and len(episodes) == 5
+    for key, episode in episodes.items():
+        assert episode.outcome == expected[key][0].outcome
+        steps = [(s.kind, s.content, s.action, s.observation) for s in store.steps(episode.id)]
+        assert steps == [(s.kind, s.content, s.action, s.observation) for s in expected[key][1]]
+
+
 # -- bad input --------------------------------------------------------------------------------
 
 

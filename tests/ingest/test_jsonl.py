@@ -10,7 +10,8 @@ import pytest
 
 from store import Store
 from tests.ingest.helpers import FIFTY_MB, assert_stored_whole
-from workbench.ingest import IngestError, import_paths, jsonl
+from workbench.ingest import IngestError, ReadContext, base, import_paths, jsonl
+from workbench.ingest.base import iter_jsonl
 
 
 def export(store: Store) -> str:
@@ -155,3 +156,52 @@ def test_sniff_claims_only_workbench_lines(data_dir):
     assert jsonl.sniff(Path("x.jsonl"), head)
     assert not jsonl.sniff(Path("x.jsonl"), '{"messages": [{"role": "user", "content": "x"}]}\n')
     assert not jsonl.sniff(Path("x.txt"), "Action: look around\nObservation: a room\n")
+
+
+# -- JSON lines read in blocks (every JSON-lines importer reads them so) ----------------------
+
+
+def _records_line_by_line(path: Path) -> list[tuple]:
+    """``iter_jsonl`` as it read files before blocks: one line at a time."""
+    out = []
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                out.append((number, json.loads(raw)))
+            except UnicodeDecodeError:
+                out.append((f"line {number}", "not UTF-8 text"))
+            except json.JSONDecodeError as error:
+                out.append((f"line {number}", f"{error.msg} (column {error.colno})"))
+    return out
+
+
+def _records_in_blocks(path: Path) -> list[tuple]:
+    ctx = ReadContext(path=path, content_hash="0" * 64, batch_id="b", format="workbench")
+    return [
+        (item.where, item.message.removeprefix("invalid JSON: "))
+        if isinstance(item, IngestError)
+        else item
+        for item in iter_jsonl(ctx)
+    ]
+
+
+JSON_LINES = [
+    b'{"a": 1}\n{"b": [1, 2, {"c": "\\u00e9 \\ud83d\\ude00"}]}\r\n\n  \t\n{"d": null}',
+    b'{"a": \n1}\n{"truncated": \n{"ok": true} trailing\n["array", 1]\n  {"lead": 1}\n',
+    b'{"a": "\xff"}\n{"b": 2}\n\xef\xbb\xbf{"bom": 1}\n{"nan": NaN}\n{"big": 1e400}\n',
+    b'{\x00"nul": 1}\n\xc2\xa0\n{"nbsp": 1}\n"string"\n7\n{"x": 1}{"y": 2}\n',
+    b'{"long": "' + b"x" * 200 + b'"}\n' + '{"é": "☃"}\n'.encode() * 9 + b"\x0b\x0c\n",
+    b"",
+]
+
+
+@pytest.mark.parametrize("data", JSON_LINES)
+def test_json_lines_read_in_blocks_give_what_reading_them_line_by_line_gave(
+    tmp_path, monkeypatch, data
+):
+    monkeypatch.setattr(base, "LINE_BLOCK", 5)  # blocks that end mid-line, mid-character
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    assert _records_in_blocks(path) == _records_line_by_line(path)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from store import Store
 from tests.ingest.helpers import (
     FIFTY_MB,
     assert_cli_names_bad_line,
@@ -18,7 +19,7 @@ from tests.ingest.helpers import (
     write_json,
     write_jsonl,
 )
-from workbench.ingest import formats, import_paths, otlp
+from workbench.ingest import ReadContext, formats, import_paths, otlp
 
 GENAI = "genai_agent_trace.json"
 OPENINFERENCE = "openinference_traces.jsonl"
@@ -322,3 +323,59 @@ def test_malformed_events_are_named(tmp_path, store):
     error = import_error(store, path, "otlp")
     assert "resourceSpans.0.scopeSpans.0.spans.0.events" in str(error)
     assert "expected a list" in str(error)
+
+
+# -- JSON lines streamed: what reading the whole file first gave -------------------------------
+
+
+def _agent(trace, at):
+    return span(f"{trace}-root", "", at, at + 9, {"gen_ai.operation.name": "invoke_agent",
+                "gen_ai.input.messages": json.dumps([{"role": "user", "parts": [
+                    {"type": "text", "content": f"task of {trace}"}]}])}, trace=trace)  # fmt: skip
+
+
+def _tool(trace, name, at):
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name}
+    return span(f"{trace}-{name}", f"{trace}-root", at, at + 1, attributes, trace=trace)
+
+
+def _stored(store):
+    """Each episode's trace, steps and metadata, in the order they were stored."""
+    return [
+        (e.metadata["trace_id"], e.metadata["spans"], [(s.kind, s.action) for s in store.steps(e.id)])
+        for e in store.episodes()
+    ]  # fmt: skip
+
+
+def test_streamed_lines_give_what_the_whole_file_gave(tmp_path, store):
+    """Traces split over lines, one's key written with escapes, one's id a number: the
+    episodes, their steps and their order are those of the same spans as one document."""
+    lines = [
+        traces(_agent("a", 0), _tool("a", "ls", 1)),
+        traces(_agent("b", 2)),
+        traces(_tool("b", "cat", 3), _tool("a", "rm", 4)),
+        traces(_agent("c", 5), _tool("c", "cd", 6), span("x", "", 0, 1, {}, trace="a")),
+        traces({**_tool("d", "echo", 7), "traceId": 42}, {**_agent("d", 7), "traceId": 42}),
+    ]
+    texts = [json.dumps(line) for line in lines]  # a's last span: its key escaped
+    texts[3] = texts[3].replace('"traceId": "a"', '"trace\\u0049d": "a"')
+    text = "\n".join(texts)
+    streamed = tmp_path / "lines.jsonl"
+    streamed.write_text(text + "\n\n")
+    whole = write_json(tmp_path / "whole.json", lines)  # an array: read whole, as before
+
+    import_paths(store, [streamed])
+    with Store(tmp_path / "whole.db") as other:
+        import_paths(other, [whole])
+        expected = _stored(other)
+    assert [trace for trace, *_ in expected] == ["a", "b", "c", "42"]
+    assert _stored(store) == expected
+
+
+def test_a_trace_stays_open_until_its_last_line(tmp_path):
+    lines = [traces(_agent("a", 0)), traces(_agent("b", 1)), traces(_tool("a", "ls", 2))]
+    path = write_jsonl(tmp_path / "lines.jsonl", lines)
+    ctx = ReadContext(path=path, content_hash="0" * 64, batch_id="b", format="otlp")
+    assert otlp._stream_plan(ctx) == {"a": 3, "b": 2}
+    read = [(item.episode.metadata["trace_id"], len(item.steps)) for item in otlp.read(ctx)]
+    assert read == [("a", 3), ("b", 1)]  # the first trace first, though it ends last

@@ -435,3 +435,55 @@ def test_react_notebooks_import_once(store, react_dir):
 
     paths = [react_dir / f"react_{name}.ipynb" for name in ("hotpotqa", "alfworld", "webshop")]
     assert_reimport_adds_nothing(store, paths, "react-text", episodes=7)
+
+
+# -- reading text in blocks -------------------------------------------------------------------
+
+
+def _lines_one_by_one(path: Path) -> list[tuple[str, str]]:
+    """The lines of a file as reading it line by line gives them (how the importer read
+    text before it read blocks), ending with the error it raises, if any."""
+    out = []
+    with open(path, "rb") as handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            if react_text.NUL in raw:
+                at = offset + raw.index(react_text.NUL)
+                return [*out, (f"line {number} byte {at}", "NUL")]
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as error:
+                return [*out, (f"line {number} byte {offset + error.start}", "UTF-8")]
+            offset += len(raw)
+            out.append((f"line {number}", react_text._clean(text)))
+    return out
+
+
+def _lines_in_blocks(path: Path) -> list[tuple[str, str]]:
+    ctx = ReadContext(path=path, content_hash="0" * 64, batch_id="b", format="react-text")
+    out = []
+    try:
+        for line in react_text._text_lines(ctx):
+            out.append((line.where, line.text))
+    except IngestError as error:
+        out.append((error.where, "NUL" if "NUL" in error.message else "UTF-8"))
+    return out
+
+
+TRICKY = [
+    b"\xef\xbb\xbfThought: a BOM first\r\nAction: crlf\r\n\r\nObservation: \x1b[31mred\x1b[0m\n",
+    b"lone\rcarriage\rreturns\n\x0cform feed\x85next-line\xe2\x80\xa8separator\nno end",
+    b"Thought: fine\n" * 40 + b"Action: \xff not UTF-8\n" + b"Thought: after\n",
+    b"Thought: fine\n" * 40 + b"Observation: a \x00 NUL after the head\n" + b"more\n",
+    b"Action: " + b"x" * 300 + b"\n" + b"\n" * 5 + "é ☃ across blocks\n".encode() * 20,
+    b"",
+    b"\n\n\n",
+]
+
+
+@pytest.mark.parametrize("data", TRICKY)
+def test_text_read_in_blocks_gives_the_lines_read_one_by_one(tmp_path, monkeypatch, data):
+    monkeypatch.setattr(react_text, "TEXT_CHUNK", 7)  # blocks end mid-line and mid-character
+    path = tmp_path / "run.log"
+    path.write_bytes(b"x" * (1 << 16) + b"\n" + data if b"\x00" in data else data)
+    assert _lines_in_blocks(path) == _lines_one_by_one(path)

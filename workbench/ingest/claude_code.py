@@ -278,11 +278,10 @@ class _StepReader:
 
     def line(self, number: int, line: dict[str, Any]) -> None:
         """Read one conversation line (its blocks checked before any is used)."""
-        where = f"line {number}"
         message = line.get("message")
         if not isinstance(message, dict):
-            raise self.ctx.error(where, "message", "expected a message object")
-        blocks = _blocks(self.ctx, where, message.get("content"))
+            raise self.ctx.error(f"line {number}", "message", "expected a message object")
+        blocks = _blocks(self.ctx, number, message.get("content"))
         stamp = iso_time(line.get("timestamp"))
         if line["type"] == "assistant":
             self._assistant(line, message, blocks, stamp)
@@ -350,6 +349,9 @@ class _StepReader:
 
     def flush(self) -> None:
         """Place held thinking and text: a text reply, or a thought step."""
+        if not self.thinking and not self.text:
+            self.pending_id = None
+            return
         thought = "\n\n".join(p for p in self.thinking if p)
         text = "\n\n".join(p for p in self.text if p)
         line = (self.pending_raw or {}).get("line", {})
@@ -370,12 +372,12 @@ class _StepReader:
         )
 
 
+PROMPT_TOKENS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def _tokens(usage: dict[str, Any]) -> tuple[int | None, int | None]:
     """``(prompt, completion)`` tokens of one API message, cache reads and writes as prompt."""
-    prompt = total(
-        int_or_none(usage.get(k))
-        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
+    prompt = total([int_or_none(usage.get(k)) for k in PROMPT_TOKENS])
     return prompt, int_or_none(usage.get("output_tokens"))
 
 
@@ -390,22 +392,28 @@ BLOCK_TYPES = (
 )
 
 
-def _blocks(ctx: ReadContext, where: str, content: Any) -> list[dict[str, Any]]:
-    """A message's content as blocks (a string is one text block), each checked."""
+def _blocks(ctx: ReadContext, number: int, content: Any) -> list[dict[str, Any]]:
+    """A message's content as blocks (a string is one text block), each checked (errors name
+    line ``number``)."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if not isinstance(content, list):
-        raise ctx.error(where, "message.content", "expected text or a list of content blocks")
+        raise ctx.error(
+            f"line {number}", "message.content", "expected text or a list of content blocks"
+        )
     for k, block in enumerate(content):
-        path = f"message.content.{k}"
         if not isinstance(block, dict):
-            raise ctx.error(where, path, "expected a content block object")
-        if block.get("type") not in BLOCK_TYPES:
-            got = block.get("type")
-            problem = "missing" if got is None else f"unknown block type {got!r}"
-            raise ctx.error(where, f"{path}.type", f"{problem} (expected {', '.join(BLOCK_TYPES)})")
-        if block["type"] == "tool_use" and not scalar(block.get("name")):
-            raise ctx.error(where, f"{path}.name", "missing tool name")
-        if block["type"] == "tool_result" and not scalar(block.get("tool_use_id")):
-            raise ctx.error(where, f"{path}.tool_use_id", "missing the id of the call it answers")
+            raise ctx.error(
+                f"line {number}", f"message.content.{k}", "expected a content block object"
+            )
+        kind = block.get("type")
+        if kind not in BLOCK_TYPES:
+            problem = "missing" if kind is None else f"unknown block type {kind!r}"
+            expected = f"{problem} (expected {', '.join(BLOCK_TYPES)})"
+            raise ctx.error(f"line {number}", f"message.content.{k}.type", expected)
+        if kind == "tool_use" and not scalar(block.get("name")):
+            raise ctx.error(f"line {number}", f"message.content.{k}.name", "missing tool name")
+        if kind == "tool_result" and not scalar(block.get("tool_use_id")):
+            missing = "missing the id of the call it answers"
+            raise ctx.error(f"line {number}", f"message.content.{k}.tool_use_id", missing)
     return content

@@ -49,7 +49,7 @@ from store import Episode, Outcome, Task, Usage
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, iter_jsonl, text_of
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
-from workbench.ingest.values import as_text, int_or_none, iso_time, scalar
+from workbench.ingest.values import as_text, int_or_none, iso_time, parse_json, scalar
 
 name = "codex"
 description = "Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl)"
@@ -111,7 +111,12 @@ class _Rollout:
         self.held_text: list[str] = []
         self.tool_names: dict[str, str] = {}
         self.instruction = ""
-        self.stamps: list[Any] = []
+        self.first_stamp: Any = None
+        self.last_stamp: Any = None
+        """Times of the first and the last line with a readable timestamp."""
+        self.unread_stamps: list[Any] = []
+        """Timestamps of the lines after the last one whose time was read (lines without
+        steps only need theirs read for the rollout's end)."""
         self.stamp: Any = None
         self.raw: Any = None
         self.held_stamp: Any = None
@@ -120,120 +125,126 @@ class _Rollout:
 
     def line(self, number: int, line: Any) -> None:
         """Read one line: a rollout line, or a legacy bare item or session header."""
-        where = f"line {number}"
         if not isinstance(line, dict):
-            raise self.ctx.error(where, "", "expected a JSON object")
-        kind, payload, prefix = line.get("type"), line.get("payload"), "payload"
-        if "payload" not in line:  # a legacy rollout: bare items
+            raise self._error(number, "", "expected a JSON object")
+        if "payload" in line:
+            kind, payload, prefix = line.get("type"), line["payload"], "payload"
+        else:  # a legacy rollout: bare items
             kind, payload, prefix = _legacy(line)
         if kind is None:
             return
         if not isinstance(payload, dict):
-            raise self.ctx.error(where, "payload", "expected an object")
-        stamp = iso_time(line.get("timestamp"))
-        if stamp is not None:
-            self.stamps.append(stamp)
-        if kind == "session_meta":
+            raise self._error(number, "payload", "expected an object")
+        if kind != "response_item" and self.first_stamp is not None:
+            # only ever the rollout's end: read when no later line has a readable time
+            if "timestamp" in line:
+                self.unread_stamps.append(line["timestamp"])
+            stamp = None
+        else:
+            stamp = iso_time(line.get("timestamp"))
+            if stamp is not None:
+                self.last_stamp, self.unread_stamps = stamp, []
+                if self.first_stamp is None:
+                    self.first_stamp = stamp
+        if kind == "response_item":
+            self._item(number, prefix, payload, stamp)
+        elif kind == "session_meta":
             self.meta = payload
         elif kind == "turn_context":
             self.context = {**self.context, **payload}
         elif kind == "event_msg" and payload.get("type") == "token_count":
             self._token_count(payload)
-        elif kind == "response_item":
-            self._item(where, prefix, payload, stamp)
 
     def _token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
         if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
             self.tokens = info["total_token_usage"]
 
-    def _item(self, where: str, prefix: str, item: dict[str, Any], stamp: Any) -> None:
+    def _item(self, number: int, prefix: str, item: dict[str, Any], stamp: Any) -> None:
         kind = item.get("type")
-        field = f"{prefix}.type" if prefix else "type"
-        if kind not in ITEM_TYPES:
+        read = _ITEMS.get(kind) if isinstance(kind, str) else None
+        if read is None:
             if kind is None or not isinstance(kind, str):
-                raise self.ctx.error(
-                    where, field, f"missing (expected one of {', '.join(ITEM_TYPES)})"
+                field = f"{prefix}.type" if prefix else "type"
+                raise self._error(
+                    number, field, f"missing (expected one of {', '.join(ITEM_TYPES)})"
                 )
             return  # an item type of a later version (ghost snapshots, compaction, ...)
-        at = f"{prefix}." if prefix else ""
+        at = "payload." if prefix else ""
         self.stamp, self.raw = stamp, item
-        for step in getattr(self, f"_{kind}")(where, at, item):
-            self.fields.append({"timestamp": stamp, "raw": item, **step})
+        for step in read(self, number, at, item):  # held steps come with their own
+            step.setdefault("timestamp", stamp)
+            step.setdefault("raw", item)
+            self.fields.append(step)
 
     # -- items ----------------------------------------------------------------------------------
 
-    def _message(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _message(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
         content = item.get("content")
         if not isinstance(content, list):
-            raise self.ctx.error(where, f"{at}content", "expected a list of content parts")
+            raise self._error(number, f"{at}content", "expected a list of content parts")
         text, role = text_of(content), item.get("role")
         if role == "assistant":
             self.held_text.append(text)
             self._hold()
             return []
         if role not in ("user", "developer", "system"):
-            raise self.ctx.error(where, f"{at}role", f"unknown role {role!r}")
+            raise self._error(number, f"{at}role", f"unknown role {role!r}")
         steps = self._flush()
         if role != "user" or text.lstrip().startswith(_CONTEXT_TAGS):
             return [*steps, {"kind": "system", "role": "system", "content": text}]
         self.instruction = self.instruction or text
         return [*steps, {"kind": "message", "role": "user", "content": text}]
 
-    def _reasoning(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _reasoning(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
         parts = [*_list(item.get("summary")), *_list(item.get("content"))]
         self.held += [as_text(p.get("text")) for p in parts if isinstance(p, dict)]
         self._hold()
         return []
 
-    def _function_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
-        tool = self._required(where, at, item, "name")
+    def _function_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        tool = self._required(number, at, item, "name")
         arguments = item.get("arguments")
-        if arguments is not None and not isinstance(arguments, str | dict):
-            raise self.ctx.error(where, f"{at}arguments", "expected a JSON string of arguments")
+        if arguments is not None and not isinstance(arguments, (str, dict)):
+            raise self._error(number, f"{at}arguments", "expected a JSON string of arguments")
         return self._call(
-            tool, render_pretty_call(tool, arguments), self._required(where, at, item, "call_id")
+            tool, render_pretty_call(tool, arguments), self._required(number, at, item, "call_id")
         )
 
-    def _custom_tool_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
-        tool = self._required(where, at, item, "name")
+    def _custom_tool_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+        tool = self._required(number, at, item, "name")
         action = f"{tool}(\n{as_text(item.get('input'))}\n)"
-        return self._call(tool, action, self._required(where, at, item, "call_id"))
+        return self._call(tool, action, self._required(number, at, item, "call_id"))
 
-    def _local_shell_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _local_shell_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
         action = item.get("action")
         command = action.get("command") if isinstance(action, dict) else None
         if not isinstance(command, list):
-            raise self.ctx.error(
-                where, f"{at}action.command", "expected the command's argument list"
-            )
+            raise self._error(number, f"{at}action.command", "expected the command's argument list")
         call_id = scalar(item.get("call_id")) or scalar(item.get("id")) or ""
         return self._call(
             "local_shell", render_pretty_call("local_shell", {"command": command}), call_id
         )
 
-    def _web_search_call(self, where: str, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _web_search_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
         action = item.get("action")
         call_id = scalar(item.get("id")) or ""
         return self._call("web_search", render_pretty_call("web_search", action), call_id)
 
     def _function_call_output(
-        self, where: str, at: str, item: dict[str, Any]
+        self, number: int, at: str, item: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        call_id = self._required(where, at, item, "call_id")
+        call_id = self._required(number, at, item, "call_id")
         output = item.get("output")
-        if not isinstance(output, str | list | dict):
-            raise self.ctx.error(where, f"{at}output", "expected the output text or content parts")
-        observation = _observation(output)
-        return [
-            *self._flush(),
-            tool_result_step(observation, call_id, self.tool_names.get(call_id, "")),
-        ]
+        if not isinstance(output, (str, list, dict)):
+            raise self._error(number, f"{at}output", "expected the output text or content parts")
+        step = tool_result_step(_observation(output), call_id, self.tool_names.get(call_id, ""))
+        return [*self._flush(), step] if self.held or self.held_text else [step]
 
     def _custom_tool_call_output(
-        self, where: str, at: str, item: dict[str, Any]
+        self, number: int, at: str, item: dict[str, Any]
     ) -> list[dict[str, Any]]:
-        return self._function_call_output(where, at, item)
+        return self._function_call_output(number, at, item)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -241,15 +252,18 @@ class _Rollout:
         """Remember the item just held back, for the step it becomes when flushed."""
         self.held_stamp, self.held_raw = self.stamp, self.raw
 
-    def _required(self, where: str, at: str, item: dict[str, Any], key: str) -> str:
+    def _required(self, number: int, at: str, item: dict[str, Any], key: str) -> str:
         value = scalar(item.get(key))
         if value is None:
-            raise self.ctx.error(where, f"{at}{key}", "missing")
+            raise self._error(number, f"{at}{key}", "missing")
         return value
+
+    def _error(self, number: int, field: str, message: str) -> IngestError:
+        return self.ctx.error(f"line {number}", field, message)
 
     def _call(self, tool: str, action: str, call_id: str) -> list[dict[str, Any]]:
         self.tool_names[call_id] = tool
-        thought = "\n\n".join(p for p in [*self.held, *self.held_text] if p)
+        thought = "\n\n".join([p for p in (*self.held, *self.held_text) if p])
         self.held, self.held_text = [], []
         return [
             {
@@ -264,6 +278,8 @@ class _Rollout:
 
     def _flush(self) -> list[dict[str, Any]]:
         """Held reasoning and assistant text with no call after them: a reply or a thought."""
+        if not self.held and not self.held_text:
+            return []
         thought = "\n\n".join(p for p in self.held if p)
         text = "\n\n".join(p for p in self.held_text if p)
         self.held, self.held_text = [], []
@@ -299,11 +315,19 @@ class _Rollout:
                 completion_tokens=int_or_none(self.tokens.get("output_tokens")),
             ),
             source=self.ctx.source(where),
-            started_at=self.stamps[0] if self.stamps else None,
-            ended_at=self.stamps[-1] if self.stamps else None,
+            started_at=self.first_stamp,
+            ended_at=self._last_stamp(),
             metadata=self._metadata(),
         )
         return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+    def _last_stamp(self) -> Any:
+        """The time of the last line with a readable timestamp."""
+        for value in reversed(self.unread_stamps):
+            stamp = iso_time(value)
+            if stamp is not None:
+                return stamp
+        return self.last_stamp
 
     def _metadata(self) -> dict[str, Any]:
         meta, context = self.meta, self.context
@@ -318,6 +342,10 @@ class _Rollout:
             "approval_policy": scalar(context.get("approval_policy")),
         }
         return {k: v for k, v in found.items() if v is not None}
+
+
+_ITEMS = {kind: getattr(_Rollout, f"_{kind}") for kind in ITEM_TYPES}
+"""How ``_Rollout`` reads each type of conversation item."""
 
 
 def _legacy(line: dict[str, Any]) -> tuple[str | None, Any, str]:
@@ -342,7 +370,8 @@ def _observation(output: Any) -> str:
         failed = isinstance(output, dict) and output.get("success") is False
         return f"Error: {text}" if failed and not text.lower().startswith("error") else text
     try:
-        wrapped = json.loads(output) if output.lstrip().startswith("{") else None
+        opens = output[:1] == "{" or output.lstrip().startswith("{")  # (a copy only if need be)
+        wrapped = parse_json(output) if opens else None
     except json.JSONDecodeError:
         wrapped = None
     if not isinstance(wrapped, dict) or not isinstance(wrapped.get("output"), str):

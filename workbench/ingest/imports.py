@@ -20,6 +20,9 @@ FileStatus = Literal["imported", "duplicate", "bad", "ignored"]
 
 PREVIEW = 3
 """How many parsed episodes a report keeps to show (``--dry-run`` prints them)."""
+READ_ONCE = 1 << 20
+"""Files up to this size are read into memory once, to hash and to parse; larger ones are
+read twice (hashed, then streamed), so that memory stays flat whatever a file's size."""
 
 
 @dataclass
@@ -131,15 +134,23 @@ class _DryRun(Exception):
     """Raised inside a dry run's transaction to roll it back."""
 
 
-def content_hash(*paths: Path | None) -> str:
-    """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped)."""
+def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
+    """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped).
+
+    Args:
+        paths: the files.
+        first: the first file's bytes, when they were read already.
+    """
     digest = hashlib.sha256()
-    for path in paths:
+    for k, path in enumerate(paths):
         if path is None:
             continue
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
+        if k == 0 and first is not None:
+            digest.update(first)
+        else:
+            with open(path, "rb") as handle:
+                while chunk := handle.read(1 << 20):
+                    digest.update(chunk)
         digest.update(b"\x00")
     return digest.hexdigest()
 
@@ -152,11 +163,11 @@ def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
     files: list[tuple[Path, bool]] = []
     for path in paths:
         if path.is_dir():
+            depth = len(path.parts)  # what rglob finds is under path: its parts after path's
             files += [
                 (p, False)
                 for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+                if p.is_file() and not any(part.startswith(".") for part in p.parts[depth:])
             ]
         elif path.is_file():
             files.append((path, True))
@@ -179,6 +190,8 @@ class _Import:
         """Whether an episode went into the import's batch (only then is the batch stored)."""
         self.preview: list[ParsedEpisode] = []
         """The first parsed episodes, for the report."""
+        self.tasks: set[str] = set()
+        """Tasks stored by this import: storing one again would leave it as it is."""
 
     def store_episode(self, parsed: ParsedEpisode, report: FileReport) -> None:
         if len(self.preview) < PREVIEW:
@@ -188,7 +201,9 @@ class _Import:
         elif not self.used:
             self.store.put_batch(self.batch)
             self.used = True
-        self.store.put_task(parsed.task)
+        if parsed.task.id not in self.tasks:  # (put_task keeps the first of an id)
+            self.store.put_task(parsed.task)
+            self.tasks.add(parsed.task.id)
         if self.store.add_episode(parsed.episode, parsed.steps, parsed.spans):
             report.episodes += 1
             report.count(parsed)
@@ -251,7 +266,7 @@ def import_paths(
                 report.files.append(
                     _import_file(job, path, named, forced, results_path, skip_bad, progress, cancel)
                 )
-            _finish(job, report, [p for p in given if p.is_dir()], skip_bad)
+            _finish(job, report, files, [p for p in given if p.is_dir()], skip_bad)
     except _DryRun:
         pass
     finally:
@@ -259,12 +274,22 @@ def import_paths(
     return report
 
 
-def _finish(job: _Import, report: ImportReport, folders: list[Path], skip_bad: bool) -> None:
-    """Complete the report; fail on named paths that gave nothing; roll a dry run back."""
+def _finish(
+    job: _Import,
+    report: ImportReport,
+    files: list[tuple[Path, bool]],
+    folders: list[Path],
+    skip_bad: bool,
+) -> None:
+    """Complete the report; fail on named paths that gave nothing; roll a dry run back.
+
+    ``files`` are the files read, in the order of their reports.
+    """
     report.batch_id = job.batch.id if job.used else None
     report.preview = job.preview
     for folder in folders:
-        inside = [f for f in report.files if Path(f.path).is_relative_to(folder)]
+        reports = zip(files, report.files, strict=True)
+        inside = [f for (path, _), f in reports if path.is_relative_to(folder)]
         if all(f.empty for f in inside):
             ignored = sum(f.status == "ignored" for f in inside)
             what = "no files" if not inside else f"no episodes ({ignored} file(s) ignored)"
@@ -295,12 +320,21 @@ def _import_file(
         report.reason, report.error = error.message, error
         return report
     report.format = importer.name
-    digest = content_hash(path, results)
+    content = path.read_bytes() if size <= READ_ONCE else None
+    digest = content_hash(path, results, first=content)
     if job.store.has_source(digest):
         report.status = "duplicate"
         progress.advance(size)
         return report
-    _read_file(job, report, importer, path, digest, results, skip_bad, progress, cancel)
+    ctx = ReadContext(
+        path=path,
+        content_hash=digest,
+        batch_id=job.batch.id,
+        format=importer.name,
+        results=results,
+        content=content,
+    )
+    _read_file(job, report, importer, ctx, size, skip_bad, progress, cancel)
     if report.empty and not report.reason:
         report.reason = _why_empty(report)
     return report
@@ -310,17 +344,13 @@ def _read_file(
     job: _Import,
     report: FileReport,
     importer: Importer,
-    path: Path,
-    digest: str,
-    results: Path | None,
+    ctx: ReadContext,
+    size: int,
     skip_bad: bool,
     progress: Progress,
     cancel: threading.Event | None,
 ) -> None:
-    ctx = ReadContext(
-        path=path, content_hash=digest, batch_id=job.batch.id, format=importer.name, results=results
-    )
-    size, reported = path.stat().st_size, 0
+    path, reported = ctx.path, 0
     try:
         for item in importer.read(ctx):
             check_cancel(cancel)
@@ -348,7 +378,11 @@ def _read_file(
         ) from error
     progress.advance(size - reported)
     job.store.add_source(
-        digest, str(path), importer.name, job.batch.id if job.used else None, report.episodes
+        ctx.content_hash,
+        str(path),
+        importer.name,
+        job.batch.id if job.used else None,
+        report.episodes,
     )
 
 

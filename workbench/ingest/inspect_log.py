@@ -90,6 +90,11 @@ ZSTANDARD_METHOD = 93
 JSON_BUFFER = 1 << 22
 """Bytes ijson reads at a time: long strings are rebuilt per chunk, so small chunks make a
 50 MB message quadratic (6 s at 64 KiB, 0.2 s at 4 MiB)."""
+HEADER_BUFFER = 1 << 16
+"""Bytes ijson reads at a time for the header (the values before ``samples``): ijson makes
+every event of a chunk it reads, so a large chunk would make those of the first samples too,
+only to throw them away. What it reads is the same either way: an error after the header is
+not reached."""
 ATTACHMENT_PREFIXES = ("attachment://", "tc://")
 PREFERRED_SCORERS = ("main", "accuracy")
 LETTER_SCORES = {"C": (True, 1.0), "I": (False, 0.0), "P": (False, 0.5), "N": (False, 0.0)}
@@ -248,7 +253,7 @@ def _json_header(ctx: ReadContext) -> dict[str, Any]:
     with ctx.open(ctx.path) as handle:
         try:
             header = _top_level_before(
-                ijson.parse(handle, use_float=True, buf_size=JSON_BUFFER), "samples"
+                ijson.parse(handle, use_float=True, buf_size=HEADER_BUFFER), "samples"
             )
         except ijson.JSONError as error:
             raise ctx.error("", "", f"invalid JSON: {_first_line(error)}") from None
@@ -540,7 +545,7 @@ def _score_value(value: Any) -> tuple[bool | None, float | None]:
     """Success and score of one score value (letters, words, booleans or numbers)."""
     if isinstance(value, bool):
         return value, float(value)
-    if isinstance(value, int | float):
+    if isinstance(value, (int, float)):
         return value >= 1, float(value)
     if isinstance(value, str):
         word = value.strip()

@@ -42,7 +42,6 @@ record and the mapping key that failed.
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from collections.abc import Iterator
@@ -70,7 +69,7 @@ from workbench.ingest.base import (
 )
 from workbench.ingest.record_files import namespaced
 from workbench.ingest.steps import build_steps
-from workbench.ingest.values import float_or_none, scalar
+from workbench.ingest.values import compact_json, float_or_none, scalar
 
 StepKindName = Literal[
     "system", "message", "thought", "action", "observation", "tool_call", "tool_result", "error"
@@ -301,7 +300,7 @@ def load(path: Path | str) -> MappedImporter:
 
 def _text(values: list[Any]) -> str:
     """Text of the values found at a path (joined by newlines)."""
-    parts = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in values]
+    parts = [v if isinstance(v, str) else compact_json(v) for v in values]
     return "\n".join(p for p, v in zip(parts, values, strict=True) if v is not None)
 
 

@@ -44,6 +44,7 @@ recorded.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -182,7 +183,7 @@ def _usage(ctx: ReadContext, where: str, info: dict[str, Any], messages: list[An
     if stats is not None and not isinstance(stats, dict):
         raise ctx.error(where, "info.model_stats", "expected an object")
     cost = (stats or {}).get("instance_cost")
-    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)):
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))):
         raise ctx.error(where, "info.model_stats.instance_cost", f"expected a number, got {cost!r}")
     prompt, completion = _token_totals(messages)
     return Usage(prompt_tokens=prompt, completion_tokens=completion, cost=cost)
@@ -190,17 +191,19 @@ def _usage(ctx: ReadContext, where: str, info: dict[str, Any], messages: list[An
 
 def _token_totals(messages: list[Any]) -> tuple[int | None, int | None]:
     """Prompt and completion tokens summed over the raw responses that record ``usage``."""
-    totals: list[int | None] = [None, None]
+    prompt = completion = None
     for message in messages:
         response = _extra(message).get("response")
         usage = response.get("usage") if isinstance(response, dict) else None
         if not isinstance(usage, dict):
             continue
-        for slot, key in enumerate(("prompt_tokens", "completion_tokens")):
-            value = usage.get(key)
-            if isinstance(value, int) and not isinstance(value, bool):
-                totals[slot] = (totals[slot] or 0) + value
-    return totals[0], totals[1]
+        value = usage.get("prompt_tokens")
+        if isinstance(value, int) and not isinstance(value, bool):
+            prompt = (prompt or 0) + value
+        value = usage.get("completion_tokens")
+        if isinstance(value, int) and not isinstance(value, bool):
+            completion = (completion or 0) + value
+    return prompt, completion
 
 
 def _extra(message: Any) -> dict[str, Any]:
@@ -208,9 +211,9 @@ def _extra(message: Any) -> dict[str, Any]:
     return extra if isinstance(extra, dict) else {}
 
 
-def _timestamp(message: dict[str, Any]) -> datetime | None:
-    value = _extra(message).get("timestamp")
-    if isinstance(value, int | float) and not isinstance(value, bool):
+def _timestamp(extra: dict[str, Any]) -> datetime | None:
+    value = extra.get("timestamp")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
             return datetime.fromtimestamp(value, UTC)
         except (OverflowError, OSError, ValueError):
@@ -218,14 +221,15 @@ def _timestamp(message: dict[str, Any]) -> datetime | None:
     return None
 
 
-def _command(message: dict[str, Any], content: str) -> tuple[str, str] | None:
-    """``(thought, command)`` of an assistant message with one command, else ``None``."""
-    blocks = list(COMMAND_BLOCK.finditer(content))
-    actions = _extra(message).get("actions")
+def _command(extra: dict[str, Any], content: str) -> tuple[str, str] | None:
+    """``(thought, command)`` of an assistant message (its ``extra``, its text) with one
+    command, else ``None``."""
+    actions = extra.get("actions")
     if isinstance(actions, list) and actions:
         commands = [a.get("command") for a in actions if isinstance(a, dict)]
         if commands and all(isinstance(c, str) for c in commands):
             return _thought(COMMAND_BLOCK.sub("", content)), "\n".join(commands)
+    blocks = list(itertools.islice(COMMAND_BLOCK.finditer(content), 2))
     if len(blocks) != 1:
         return None
     block = blocks[0]
@@ -263,19 +267,21 @@ class _Steps:
         return build_steps(self.ctx, self.where, self.episode_id, self.steps)
 
     def _message(self, index: int, message: Any) -> None:
-        field = f"messages.{index}"
         if not isinstance(message, dict):
-            raise self.ctx.error(self.where, field, "expected an object")
+            raise self.ctx.error(self.where, f"messages.{index}", "expected an object")
         role = message.get("role")
         if not isinstance(role, str):
-            raise self.ctx.error(self.where, f"{field}.role", "field required")
-        if not isinstance(message.get("content"), CONTENT_TYPES):
-            raise self.ctx.error(self.where, f"{field}.content", "expected a string or a list")
-        content = text_of(message.get("content"))
+            raise self.ctx.error(self.where, f"messages.{index}.role", "field required")
+        content = message.get("content")
+        if not isinstance(content, CONTENT_TYPES):
+            where = f"messages.{index}.content"
+            raise self.ctx.error(self.where, where, "expected a string or a list")
+        content = content if type(content) is str else text_of(content)
         awaiting, self.awaiting = self.awaiting, None
-        base = {"raw": message, "timestamp": _timestamp(message)}
+        extra = _extra(message)
+        base = {"raw": message, "timestamp": _timestamp(extra)}
         if role == "assistant":
-            self._assistant(field, message, content, base)
+            self._assistant(index, message, extra, content, base)
         elif role == "user" and awaiting is not None:
             awaiting["observation"] = content
             awaiting["raw"] = [awaiting["raw"], message]
@@ -290,19 +296,25 @@ class _Steps:
             kind = "system" if CHAT_ROLES[role] == "system" else "message"
             self._add(kind=kind, role=CHAT_ROLES[role], content=content, **base)
         else:
-            raise self.ctx.error(self.where, f"{field}.role", f"unknown role {role!r}")
+            raise self.ctx.error(self.where, f"messages.{index}.role", f"unknown role {role!r}")
 
     def _assistant(
-        self, field: str, message: dict[str, Any], content: str, base: dict[str, Any]
+        self,
+        index: int,
+        message: dict[str, Any],
+        extra: dict[str, Any],
+        content: str,
+        base: dict[str, Any],
     ) -> None:
         calls = message.get("tool_calls")
         if calls:
             if not isinstance(calls, list):
-                raise self.ctx.error(self.where, f"{field}.tool_calls", "expected a list")
+                where = f"messages.{index}.tool_calls"
+                raise self.ctx.error(self.where, where, "expected a list")
             for number, call in enumerate(calls):
-                self._tool_call(f"{field}.tool_calls.{number}", call, content, base)
+                self._tool_call(f"messages.{index}.tool_calls.{number}", call, content, base)
             return
-        parsed = _command(message, content)
+        parsed = _command(extra, content)
         if parsed is None:
             self._add(kind="message", role="assistant", content=content, **base)
             return

@@ -65,7 +65,14 @@ from workbench.ingest.base import (
     validation_error,
 )
 from workbench.ingest.steps import build_steps, first_user_message
-from workbench.ingest.values import as_text, float_or_none, int_or_zero, iso_time
+from workbench.ingest.values import (
+    as_text,
+    compact_json,
+    float_or_none,
+    int_or_zero,
+    iso_time,
+    parse_json,
+)
 
 name = "openhands"
 description = "OpenHands evaluation output.jsonl (one instance per line, with its event history)"
@@ -216,7 +223,7 @@ def _test_result_outcome(test_result: dict[str, Any]) -> tuple[bool | None, floa
             return value, float(value)
         if isinstance(value, dict):
             found = outcome_from(value)
-        elif isinstance(value, int | float):
+        elif isinstance(value, (int, float)):
             found = outcome_from({"score": value})
         else:
             continue
@@ -236,7 +243,7 @@ def _summary(report: dict[str, Any], test_result: dict[str, Any]) -> str:
         for key, value in test_result.items()
         if key != "report"
         and (
-            isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= 200)
+            isinstance(value, (bool, int, float)) or (isinstance(value, str) and len(value) <= 200)
         )
     ]
     return ", ".join(scalars)
@@ -471,7 +478,7 @@ def _sdk_action(event: dict[str, Any], timestamp: datetime | None, trajectory: _
     if "arguments" in call:
         arguments = _json_text(call["arguments"])
     else:
-        arguments = json.dumps({k: v for k, v in action.items() if k != "kind"}, ensure_ascii=False)
+        arguments = compact_json({k: v for k, v in action.items() if k != "kind"})
     thoughts = (as_text(event.get("reasoning_content")), text_of(event.get("thought")))
     if tool == "finish":
         trajectory.finish = as_text(action.get("message")) or trajectory.finish
@@ -513,7 +520,7 @@ def _render(kind: str, args: dict[str, Any]) -> str:
         and value not in (None, "", [], {})
         and value not in DEFAULT_ARGS.get(key, ())
     }
-    return f"{kind}({json.dumps(kept, ensure_ascii=False)})"
+    return f"{kind}({compact_json(kept)})"
 
 
 # -- small helpers ----------------------------------------------------------------------------
@@ -527,7 +534,7 @@ def _json_text(arguments: Any) -> str:
     """Tool-call arguments as compact JSON (they arrive as a JSON string or an object)."""
     if isinstance(arguments, str):
         try:
-            return json.dumps(json.loads(arguments), ensure_ascii=False)
+            return compact_json(parse_json(arguments))
         except json.JSONDecodeError:
             return arguments
-    return json.dumps(arguments, ensure_ascii=False)
+    return compact_json(arguments)

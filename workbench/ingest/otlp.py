@@ -42,10 +42,14 @@ naming the line (or record) and field; with ``--skip-bad`` that span or line is 
 
 from __future__ import annotations
 
+import io
+import itertools
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +64,7 @@ from workbench.ingest.base import (
 )
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
-from workbench.ingest.values import as_text, int_or_none, scalar, total
+from workbench.ingest.values import as_text, compact_json, int_or_none, parse_json, scalar, total
 
 name = "otlp"
 description = "OpenTelemetry GenAI / OpenInference traces as OTLP JSON (one object or JSONL)"
@@ -82,9 +86,17 @@ def sniff(path: Path, head: str) -> bool:
 
 
 def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
-    """Yield bad records and spans as errors, then one episode per trace."""
+    """Yield bad records and spans as errors, then one episode per trace.
+
+    Episodes come in the order of their traces' first spans; a trace that cannot be read
+    comes as an error after every bad record and span, as if the whole file was read first.
+    JSON lines are streamed: a trace becomes an episode once the last line holding one of its
+    spans is read (see :func:`_stream_plan`), so only the traces still open are held.
+    """
     traces: dict[str, list[_Span]] = {}
-    for where, data in _records(ctx):
+    last, failed = _stream_plan(ctx), []
+    found = False
+    for where, data in _records(ctx, streamed=last is not None):
         if isinstance(data, IngestError):
             yield data
             continue
@@ -93,20 +105,45 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
                 yield span
             else:
                 traces.setdefault(span.trace_id, []).append(span)
-    if not traces:
+                found = True
+        if last is not None:
+            yield from _finished(ctx, traces, failed, last, int(where.removeprefix("line ")))
+    if not found:
         raise ctx.error("", "", "no spans (not an OTLP trace export)")
-    for trace_id, spans in traces.items():
+    yield from _finished(ctx, traces, failed)
+    yield from failed
+
+
+def _finished(
+    ctx: ReadContext,
+    traces: dict[str, list[_Span]],
+    failed: list[IngestError],
+    last: dict[str, int] | None = None,
+    line: int = 0,
+) -> Iterator[ParsedEpisode]:
+    """Episodes of the oldest open traces whose last line is at most ``line`` (every trace
+    when ``last`` is not given), in order; the errors of traces that cannot be read are
+    appended to ``failed``."""
+    while traces:
+        trace_id = next(iter(traces))
+        if last is not None and last.get(trace_id, line + 1) > line:
+            return
+        spans = traces.pop(trace_id)
         try:
             yield _episode(ctx, trace_id, spans)
         except IngestError as error:
-            yield error
+            failed.append(error)
 
 
 # -- reading the file -------------------------------------------------------------------------
 
 
-def _records(ctx: ReadContext) -> Iterator[tuple[str, Any]]:
-    """``(where, parsed object)`` of the file as one document, or of each of its JSON lines."""
+def _records(ctx: ReadContext, streamed: bool = False) -> Iterator[tuple[str, Any]]:
+    """``(where, parsed object)`` of the file as one document, or of each of its JSON lines
+    (streamed, when :func:`_stream_plan` found the file to be JSON lines)."""
+    if streamed:
+        yield from _lines(ctx, _numbered_lines(ctx.open()))
+        return
     with ctx.open() as handle:
         data = handle.read()
     try:
@@ -126,21 +163,120 @@ def _records(ctx: ReadContext) -> Iterator[tuple[str, Any]]:
         else:
             yield "record 1", document
         return
-    yield from _lines(ctx, text)
+    yield from _lines(ctx, enumerate(text.splitlines(), start=1))
 
 
-def _lines(ctx: ReadContext, text: str) -> Iterator[tuple[str, Any]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+def _lines(ctx: ReadContext, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, Any]]:
+    for number, line in lines:
+        if not line or line.isspace():
             continue
         try:
-            yield f"line {number}", json.loads(line)
+            yield f"line {number}", parse_json(line)
         except json.JSONDecodeError as error:
             message = f"invalid JSON: {error.msg} (column {error.colno})"
             yield f"line {number}", ctx.error(f"line {number}", "", message)
 
 
-@dataclass
+def _numbered_lines(handle: io.BufferedReader) -> Iterator[tuple[int, str]]:
+    """``(number, line)`` of a UTF-8 file, numbered as ``str.splitlines`` of its whole text
+    numbers them (which also ends lines at ``\\r``, ``\\x1c``, ``\\u2028`` and the like)."""
+    number = 0
+    with handle:
+        for raw in handle:
+            for line in raw.decode("utf-8").splitlines():
+                number += 1
+                yield number, line
+
+
+_JSON_SPACE = " \t\n\r"
+_TRACE_ID = re.compile(r'"traceId"\s*:\s*(?:"([^"\\]*)(")|)')
+"""A ``traceId`` key in JSON text, with its value when that is a plain string (``(value,
+'"')``; ``('', '')`` for any other value)."""
+
+
+def _stream_plan(ctx: ReadContext) -> dict[str, int] | None:
+    """For a file of JSON lines, the last line each trace id is on; ``None`` for any other
+    file (one document, an array, text that is not UTF-8, a first line that is not a whole
+    JSON object), which :func:`_records` reads whole.
+
+    ``_records`` reads a file as JSON lines when its whole text is not one JSON value and its
+    first line is ``{...}``: so exactly when the first line is one whole JSON object and
+    anything but JSON whitespace follows it (a first line ``{...}`` that is not whole JSON is
+    left to the whole read, which tells the two apart). The plan costs one pass over the
+    bytes and a match per trace id.
+    """
+    try:
+        with ctx.open(ctx.path) as handle:  # not counted: progress counts the second read
+            lines = _numbered_lines(handle)
+            first = next(((n, line) for n, line in lines if line.strip()), None)
+            if first is None or not _whole_object(first[1].strip()):
+                return None
+            last: dict[str, int] = {}
+            _note_traces(*first, last)
+            more = False
+            for number, line in lines:
+                more = more or bool(line.strip(_JSON_SPACE))
+                _note_traces(number, line, last)
+    except UnicodeDecodeError:
+        return None
+    if not more and _one_document(ctx, first[1]):
+        return None
+    return last
+
+
+def _whole_object(text: str) -> bool:
+    """Whether ``text`` is ``{...}`` and one whole JSON value."""
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _one_document(ctx: ReadContext, first: str) -> bool:
+    """Whether the file is its first line and JSON whitespace only (every other line blank
+    by ``str.strip`` is, unless it holds other Unicode spaces or line breaks)."""
+    with ctx.open(ctx.path) as handle:
+        text = handle.read().decode("utf-8")
+    start = text.index(first)
+    return not (text[:start] + text[start + len(first) :]).strip(_JSON_SPACE)
+
+
+def _note_traces(number: int, line: str, last: dict[str, int]) -> None:
+    """Make ``number`` the last line of each trace id on ``line``, as :func:`_span` reads
+    them: matched where every ``traceId`` key is spelled out (no ``\\u`` escape could spell
+    one) and has a plain string value, else parsed."""
+    escaped = "\\u" in line
+    matches = [] if escaped else _TRACE_ID.findall(line)
+    if escaped or not all(quote for _, quote in matches):
+        found = list(_parsed_trace_ids(line))
+    else:
+        found = [trace_id for trace_id, _ in matches]
+    for trace_id in found:
+        if trace_id:
+            last[trace_id] = number
+
+
+def _parsed_trace_ids(line: str) -> Iterator[str]:
+    """The trace ids of a line's spans, parsed (none when it is not JSON)."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError:
+        return
+    groups = data.get("resourceSpans") if isinstance(data, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        scopes = group.get("scopeSpans") if isinstance(group, dict) else None
+        for scope in scopes if isinstance(scopes, list) else []:
+            spans = scope.get("spans") if isinstance(scope, dict) else None
+            for span in spans if isinstance(spans, list) else []:
+                trace_id = scalar(span.get("traceId")) if isinstance(span, dict) else None
+                if trace_id is not None:
+                    yield trace_id
+
+
+@dataclass(slots=True)
 class _Span:
     """One span with its attributes decoded."""
 
@@ -155,7 +291,17 @@ class _Span:
     """The status message of a span with error status (``""`` if it has none); else ``None``."""
     resource: dict[str, Any] = field(default_factory=dict)
     raw: Any = None
-    order: int = 0
+    kind: str = "other"
+    """``tool``, ``model``, ``agent`` or ``other`` (see :func:`_kind`)."""
+    parsed: dict[str, list[Any]] = field(default_factory=dict)
+    """Message lists already parsed from the attributes, by key."""
+
+    def messages(self, key: str) -> list[Any]:
+        """The message list under attribute ``key`` (a JSON string parsed once)."""
+        found = self.parsed.get(key)
+        if found is None:
+            found = self.parsed[key] = _messages(self.attributes.get(key))
+        return found
 
 
 def _spans(ctx: ReadContext, where: str, data: Any) -> Iterator[_Span | IngestError]:
@@ -210,27 +356,30 @@ def _scope_spans(
 def _span(ctx: ReadContext, where: str, at: str, span: Any, resource: dict[str, Any]) -> _Span:
     if not isinstance(span, dict):
         raise ctx.error(where, at, "expected an object")
-    ids = {}
-    for key in ("traceId", "spanId"):
-        ids[key] = scalar(span.get(key))
-        if ids[key] is None:
+    trace_id, span_id = scalar(span.get("traceId")), scalar(span.get("spanId"))
+    for key, value in (("traceId", trace_id), ("spanId", span_id)):
+        if value is None:
             raise ctx.error(where, f"{at}.{key}", "missing")
-    status = span.get("status") if isinstance(span.get("status"), dict) else {}
+    status = span.get("status")
+    if not isinstance(status, dict):
+        status = {}
     failed = status.get("code") in ERROR_CODES
     attributes = _attributes(ctx, where, f"{at}.attributes", span.get("attributes"))
     exception = _fold_events(ctx, where, f"{at}.events", span.get("events"), attributes)
-    return _Span(
-        trace_id=ids["traceId"],
-        span_id=ids["spanId"],
+    parsed = _Span(
+        trace_id=trace_id,
+        span_id=span_id,
         parent_id=scalar(span.get("parentSpanId")) or "",
         name=as_text(span.get("name")),
-        start=_nanos(ctx, where, f"{at}.startTimeUnixNano", span.get("startTimeUnixNano")),
-        end=_nanos(ctx, where, f"{at}.endTimeUnixNano", span.get("endTimeUnixNano")),
+        start=_nanos(ctx, where, at, "startTimeUnixNano", span.get("startTimeUnixNano")),
+        end=_nanos(ctx, where, at, "endTimeUnixNano", span.get("endTimeUnixNano")),
         attributes=attributes,
         error=(as_text(status.get("message")) or exception) if failed else None,
         resource=resource,
         raw=span,
     )
+    parsed.kind = _kind(parsed)
+    return parsed
 
 
 GENAI_MESSAGE_EVENTS = {
@@ -283,13 +432,15 @@ def _fold_events(
     return exception
 
 
-def _nanos(ctx: ReadContext, where: str, at: str, value: Any) -> int:
+def _nanos(ctx: ReadContext, where: str, at: str, key: str, value: Any) -> int:
     """A time in nanoseconds since the epoch (a decimal string or a number); 0 if absent."""
     if value is None:
         return 0
     number = int_or_none(int(value) if isinstance(value, str) and value.isdigit() else value)
     if number is None:
-        raise ctx.error(where, at, f"expected nanoseconds since the epoch, got {value!r}")
+        raise ctx.error(
+            where, f"{at}.{key}", f"expected nanoseconds since the epoch, got {value!r}"
+        )
     return number
 
 
@@ -304,7 +455,16 @@ def _attributes(ctx: ReadContext, where: str, at: str, items: Any) -> dict[str, 
         key = item.get("key") if isinstance(item, dict) else None
         if not isinstance(key, str):
             raise ctx.error(where, f"{at}.{i}.key", "missing")
-        decoded[key] = _value(ctx, where, f"{at}.{i}.value", item.get("value"))
+        value = item.get("value")
+        if type(value) is dict:  # the usual values first, as _value reads them
+            if type(text := value.get("stringValue")) is str:
+                decoded[key] = text
+                continue
+            number = value.get("intValue")
+            if type(number) is str and "stringValue" not in value and number.isdigit():
+                decoded[key] = int(number)
+                continue
+        decoded[key] = _value(ctx, where, f"{at}.{i}.value", value)
     return decoded
 
 
@@ -348,10 +508,11 @@ def _kind(span: _Span) -> str:
     return "other"
 
 
+_START, _END = attrgetter("start"), attrgetter("end")
+
+
 def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpisode:
-    for order, span in enumerate(spans):
-        span.order = order
-    spans.sort(key=lambda s: (s.start, s.order))
+    spans.sort(key=_START)  # stable: spans that start together keep the file's order
     ids = {s.span_id for s in spans}
     root = next((s for s in spans if s.parent_id not in ids), spans[0])
     where = f"trace {trace_id}"
@@ -363,7 +524,7 @@ def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpiso
     steps = build_steps(ctx, where, episode_id, fields)
     key = instruction_key(instruction) if instruction else f"{ctx.content_hash[:12]}-{trace_id}"
     task = Task(id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=instruction)
-    models = [s for s in spans if _kind(s) == "model"] or spans
+    models = [s for s in spans if s.kind == "model"] or spans
     episode = Episode(
         id=episode_id,
         task_id=task.id,
@@ -375,8 +536,8 @@ def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpiso
             completion_tokens=total(_count(s, "output") for s in models),
         ),
         source=ctx.source(where),
-        started_at=_time(min(s.start for s in spans)),
-        ended_at=_time(max(s.end for s in spans)),
+        started_at=_time(spans[0].start),  # sorted by start
+        ended_at=_time(max(map(_END, spans))),
         metadata=_metadata(trace_id, root, spans),
     )
     return ParsedEpisode(task=task, episode=episode, steps=steps)
@@ -388,19 +549,20 @@ class _Steps:
     def __init__(self) -> None:
         self.fields: list[dict[str, Any]] = []
         self.held: dict[str, Any] | None = None
-        self.parts: dict[tuple[str, str], Any] = {}
+        self.spans: list[_Span] = []
+        self.parts: dict[tuple[str, str], Any] | None = None
         """``(part type, call id)`` → arguments of a ``tool_call`` part of a model's output,
         or response of a ``tool_call_response`` part of its input: a tool span's arguments
-        and result when it does not record them itself (they are opt-in in GenAI)."""
+        and result when it does not record them itself (they are opt-in in GenAI). Collected
+        from every span the first time one is needed."""
 
     def read(self, root: _Span, spans: list[_Span], instruction: str) -> list[dict[str, Any]]:
         """The steps of ``spans`` (sorted), the instruction first."""
-        for span in spans:
-            self._collect_parts(span)
+        self.spans = spans
         if instruction:
-            self._add(root, root.start, kind="message", role="user", content=instruction)
+            self._add(root, root.start, {"kind": "message", "role": "user", "content": instruction})
         for span in spans:
-            kind = _kind(span)
+            kind = span.kind
             if kind == "tool":
                 self._tool(span)
             elif kind == "model":
@@ -408,23 +570,35 @@ class _Steps:
         self._flush()
         return self.fields
 
-    def _collect_parts(self, span: _Span) -> None:
+    def _part(self, part_type: str, call_id: str) -> Any:
+        """What the message part of ``part_type`` with ``call_id`` carries (see ``parts``)."""
+        if self.parts is None:
+            self.parts = {}
+            for span in self.spans:
+                self._collect_parts(span, self.parts)
+        return self.parts.get((part_type, call_id))
+
+    @staticmethod
+    def _collect_parts(span: _Span, found: dict[tuple[str, str], Any]) -> None:
         for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
-            for message in _messages(span.attributes.get(key)):
+            for message in span.messages(key):
                 parts = message.get("parts") if isinstance(message, dict) else None
                 for part in parts if isinstance(parts, list) else []:
                     if isinstance(part, dict) and scalar(part.get("id")):
                         value = part.get("arguments", part.get("response"))
-                        self.parts.setdefault((as_text(part.get("type")), part["id"]), value)
+                        found.setdefault((as_text(part.get("type")), part["id"]), value)
 
-    def _add(self, span: _Span, nanos: int, **step: Any) -> None:
-        self.fields.append({"timestamp": _time(nanos), "raw": span.raw, **step})
+    def _add(self, span: _Span, nanos: int, step: dict[str, Any]) -> None:
+        """Add a step, its time ``nanos`` and its raw record the span."""
+        step["timestamp"], step["raw"] = _time(nanos), span.raw
+        self.fields.append(step)
 
     def _model(self, span: _Span) -> None:
         text, thought = _reply(span)
         if span.error is not None:
             self._flush()
-            self._add(span, span.end, kind="error", role="assistant", content=_failed(span, text))
+            error = {"kind": "error", "role": "assistant", "content": _failed(span, text)}
+            self._add(span, span.end, error)
         elif text or thought:
             self._flush()
             self.held = {"span": span, "text": text, "thought": thought}
@@ -436,25 +610,27 @@ class _Steps:
         arguments = _first(attrs, "gen_ai.tool.call.arguments", "tool.parameters", "input.value")
         call_id = as_text(attrs.get("gen_ai.tool.call.id")) or span.span_id
         if arguments is None:
-            arguments = self.parts.get(("tool_call", call_id))
+            arguments = self._part("tool_call", call_id)
         held, self.held = self.held or {}, None
         thought = "\n\n".join(p for p in (held.get("thought"), held.get("text")) if p)
-        self._add(
-            span,
-            span.start,
-            kind="tool_call",
-            role="assistant",
-            thought=thought,
-            action=render_pretty_call(tool, arguments),
-            tool_name=tool,
-            tool_call_id=call_id,
-        )
-        result = _first(attrs, "gen_ai.tool.call.result", "output.value")
-        result = _result_text(
-            self.parts.get(("tool_call_response", call_id)) if result is None else result
-        )
-        observation = result if span.error is None else _failed(span, result)
-        self._add(span, span.end, **tool_result_step(observation, call_id, tool))
+        call = {
+            "kind": "tool_call",
+            "role": "assistant",
+            "thought": thought,
+            "action": render_pretty_call(tool, arguments),
+            "tool_name": tool,
+            "tool_call_id": call_id,
+        }
+        self._add(span, span.start, call)
+        if span.error:  # its status message is the observation, whatever the result
+            observation = _failed(span, "")
+        else:
+            result = _first(attrs, "gen_ai.tool.call.result", "output.value")
+            if result is None:
+                result = self._part("tool_call_response", call_id)
+            result = _result_text(result)
+            observation = result if span.error is None else _failed(span, result)
+        self._add(span, span.end, tool_result_step(observation, call_id, tool))
 
     def _flush(self) -> None:
         if self.held is None:
@@ -462,23 +638,19 @@ class _Steps:
         held, self.held = self.held, None
         span = held["span"]
         if held["text"]:
-            self._add(
-                span,
-                span.end,
-                kind="message",
-                role="assistant",
-                content=held["text"],
-                thought=held["thought"],
-            )
+            text, thought = held["text"], held["thought"]
+            step = {"kind": "message", "role": "assistant", "content": text, "thought": thought}
+            self._add(span, span.end, step)
         else:
-            self._add(span, span.end, kind="thought", role="assistant", thought=held["thought"])
+            step = {"kind": "thought", "role": "assistant", "thought": held["thought"]}
+            self._add(span, span.end, step)
 
 
 def _result_text(value: Any) -> str:
     """A tool's result as text: a string as it is, anything else as JSON."""
     if value is None or isinstance(value, str):
         return as_text(value)
-    return json.dumps(value, ensure_ascii=False)
+    return compact_json(value)
 
 
 def _failed(span: _Span, text: str) -> str:
@@ -488,14 +660,18 @@ def _failed(span: _Span, text: str) -> str:
 
 
 def _first(attrs: dict[str, Any], *keys: str) -> Any:
-    return next((attrs[k] for k in keys if attrs.get(k) not in (None, "")), None)
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None and value != "":
+            return value
+    return None
 
 
 def _instruction(root: _Span, spans: list[_Span]) -> str:
     """The root span's input, else the first user message a model call was given."""
-    for span in [root, *(s for s in spans if _kind(s) == "model")]:
+    for span in itertools.chain((root,), (s for s in spans if s.kind == "model")):
         attrs = span.attributes
-        text = _user_text(_messages(attrs.get("gen_ai.input.messages"))) or _flat_user(attrs)
+        text = _user_text(span.messages("gen_ai.input.messages")) or _flat_user(attrs)
         if span is root:
             text = text or _input_value(attrs.get("input.value"))
         if text:
@@ -523,7 +699,7 @@ def _json(value: Any) -> Any:
     if not isinstance(value, str) or not value.lstrip().startswith(("{", "[")):
         return value
     try:
-        return json.loads(value)
+        return parse_json(value)
     except json.JSONDecodeError:
         return value
 
@@ -547,6 +723,22 @@ def _parts_text(message: dict[str, Any], part_type: str) -> str:
     )
 
 
+def _texts(message: dict[str, Any]) -> tuple[str, str]:
+    """``(_parts_text(message, "text"), _parts_text(message, "reasoning"))``, in one pass."""
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        return text_of(message.get("content")), ""
+    texts, reasoning = [], []
+    for part in parts:
+        if isinstance(part, dict):
+            kind = part.get("type")
+            if kind == "text":
+                texts.append(as_text(part.get("content")))
+            elif kind == "reasoning":
+                reasoning.append(as_text(part.get("content")))
+    return "\n".join(texts), "\n".join(reasoning)
+
+
 def _flat_user(attrs: dict[str, Any]) -> str:
     """The first user message of OpenInference's flattened ``llm.input_messages``."""
     for i in range(len(attrs)):
@@ -561,10 +753,10 @@ def _flat_user(attrs: dict[str, Any]) -> str:
 def _reply(span: _Span) -> tuple[str, str]:
     """``(text, reasoning)`` a model call answered with, by either convention."""
     attrs = span.attributes
-    outputs = [m for m in _messages(attrs.get("gen_ai.output.messages")) if isinstance(m, dict)]
+    outputs = [_texts(m) for m in span.messages("gen_ai.output.messages") if isinstance(m, dict)]
     if outputs:
-        text = "\n\n".join(t for t in (_parts_text(m, "text") for m in outputs) if t)
-        thought = "\n\n".join(t for t in (_parts_text(m, "reasoning") for m in outputs) if t)
+        text = "\n\n".join([t for t, _ in outputs if t])
+        thought = "\n\n".join([r for _, r in outputs if r])
         return text, thought
     text = as_text(attrs.get("llm.output_messages.0.message.content"))
     if not text and attrs.get("output.mime_type") != "application/json":
@@ -581,11 +773,17 @@ def _model(span: _Span) -> str:
     )
 
 
+_TOKEN_KEYS = {
+    "input": ("gen_ai.usage.input_tokens", "llm.token_count.prompt"),
+    "output": ("gen_ai.usage.output_tokens", "llm.token_count.completion"),
+}
+"""The token count attributes of each side of a model call: GenAI's, then OpenInference's."""
+
+
 def _count(span: _Span, side: str) -> int | None:
     attrs = span.attributes
-    legacy = "prompt" if side == "input" else "completion"
-    value = attrs.get(f"gen_ai.usage.{side}_tokens", attrs.get(f"llm.token_count.{legacy}"))
-    return int_or_none(value)
+    genai, legacy = _TOKEN_KEYS[side]
+    return int_or_none(attrs.get(genai, attrs.get(legacy)))
 
 
 def _outcome(root: _Span) -> Outcome:

@@ -77,13 +77,14 @@ is yielded as an error on field ``steps``.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from store import Episode, Task
 from workbench.ingest.base import (
@@ -178,16 +179,18 @@ _STEP_KINDS = {
 }
 
 
-@dataclass(frozen=True)
-class _Line:
-    """One line of log text and where it came from (``line 12``, ``cell 3 line 4``)."""
+class _Line(NamedTuple):
+    """One line of log text and where it came from (``line 12``, ``cell 3 line 4``).
+
+    Tuples, not dataclasses: one is made for every line read, and a frozen dataclass costs
+    several times as much to make.
+    """
 
     where: str
     text: str
 
 
-@dataclass(frozen=True)
-class _Kind:
+class _Kind(NamedTuple):
     """What a line is: ``kind`` names it, ``key`` and ``value`` carry what it says."""
 
     kind: str
@@ -200,6 +203,10 @@ _TEXT = _Kind("text")
 
 def _classify(text: str) -> _Kind:
     """Recognise one line of log text (see the module docstring for the accepted lines)."""
+    if text[:1].isupper():  # step lines: no bar and no ReAct notebook line starts so
+        if text[0] in "ET" and _HEADING.match(text):  # Episode, Task, Trial
+            return _Kind("marker", text.strip().lstrip("#").strip())
+        return _classify_step(text)
     if match := _BAR.match(text):
         title = match.group(1).strip().strip("=-#").strip()
         return _Kind("marker", title) if title else _Kind("bar")
@@ -207,6 +214,11 @@ def _classify(text: str) -> _Kind:
         return _Kind("marker", text.strip().lstrip("#").strip())
     if react := _classify_react(text):
         return react
+    return _classify_step(text)
+
+
+def _classify_step(text: str) -> _Kind:
+    """Step, prompt, outcome, header and task lines."""
     if match := _STEP.match(text):
         kind = _STEP_KINDS[match.group(1).lower()]
         if kind == "action" and (think := _THINK_ACT.match(match.group(2))):
@@ -307,7 +319,7 @@ def _twice(pattern: re.Pattern[str], text: str) -> bool:
 # -- one episode being read --------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Draft:
     """A step being read: the lines of its thought, action and observation so far."""
 
@@ -321,7 +333,7 @@ class _Draft:
     raw: list[str] = field(default_factory=list)
 
     def has_observation(self) -> bool:
-        return self.observation is not None and any(line.strip() for line in self.observation)
+        return self.observation is not None and any(map(str.strip, self.observation))
 
 
 def _joined(lines: list[str] | None) -> str:
@@ -365,11 +377,11 @@ class _Episode:
 
     def feed(self, line: _Line, kind: _Kind) -> None:
         """Fold one classified line into the episode."""
-        if line.text.strip():
+        if not self.content and line.text.strip():
             self.content = True
         before = self.draft
-        handler = getattr(self, f"_on_{kind.kind}", self._on_text)
-        handler(line, kind)
+        handler = _HANDLERS.get(kind.kind, _Episode._on_text)
+        handler(self, line, kind)
         if before is not None and self.draft is before:
             before.raw.append(line.text)
 
@@ -490,12 +502,12 @@ class _Episode:
         """ReAct's HotpotQA/FEVER ``info``: exact match decides, ``f1`` (or reward) scores."""
         info: dict[str, Any] = kind.value
         flag = next((info[k] for k in ("em", "reward") if isinstance(info.get(k), bool)), None)
-        if flag is None and isinstance(info.get("em"), int | float):
+        if flag is None and isinstance(info.get("em"), (int, float)):
             flag = info["em"] >= 1
         if flag is not None:
             self.success = flag
         number = next(
-            (info[k] for k in ("f1", "reward") if isinstance(info.get(k), int | float)), None
+            (info[k] for k in ("f1", "reward") if isinstance(info.get(k), (int, float))), None
         )
         if number is not None:
             self.score = float(number)
@@ -542,6 +554,12 @@ class _Episode:
             record["score"], reward_line = self.last_reward
             lines.insert(0, reward_line)
         return record, "; ".join(lines)
+
+
+_HANDLERS = {
+    name.removeprefix("_on_"): f for name, f in vars(_Episode).items() if name.startswith("_on_")
+}
+"""``_Episode``'s handler of each kind of line, by the kind's name."""
 
 
 # -- building records --------------------------------------------------------------------------
@@ -631,6 +649,11 @@ def _parsed(ctx: ReadContext, state: _Episode, drafts: list[_Draft]) -> ParsedEp
 # -- splitting text into episodes --------------------------------------------------------------
 
 
+_SPLITTING = frozenset(("bar", "marker", "task", "index"))
+"""Kinds of line that may open a new episode whatever came before."""
+_NOTHING: tuple[()] = ()
+
+
 class _Splitter:
     """Cuts classified lines into episodes, yielding each as soon as it ends.
 
@@ -647,7 +670,15 @@ class _Splitter:
         self.found = False
 
     def feed(self, line: _Line) -> Iterator[ParsedEpisode | IngestError]:
+        """Take one line: the usual one goes to the episode being read, one that may start
+        or end an episode is sorted out here (yielding the episodes it ends)."""
         kind = _classify(line.text)
+        if self.bar is None and kind.kind not in _SPLITTING:  # (and so nothing is pending)
+            self.current.feed(line, kind)
+            return _NOTHING
+        return self._split(line, kind)
+
+    def _split(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
         if kind.kind == "bar":
             self._settle()
             if self.current.content:
@@ -704,6 +735,8 @@ class _Splitter:
 
     def _settle(self) -> None:
         """A bare bar that did not start an episode: its lines stay in the current one."""
+        if self.bar is None and not self.pending:
+            return
         for item in self.pending:
             self.current.feed(*item)
         self.bar, self.pending = None, []
@@ -759,18 +792,59 @@ def _text_lines(ctx: ReadContext) -> Iterator[_Line]:
             at = head.index(NUL)
             line = head.count(b"\n", 0, at) + 1
             raise ctx.error(f"line {line} byte {at}", "", "binary data (NUL byte), not a text log")
-        offset = 0
-        for number, raw in enumerate(handle, start=1):
-            if NUL in raw:
-                where = f"line {number} byte {offset + raw.index(NUL)}"
-                raise ctx.error(where, "", "binary data (NUL byte), not a text log")
-            try:
-                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as error:
-                where = f"line {number} byte {offset + error.start}"
-                raise ctx.error(where, "", "not UTF-8 text") from None
-            offset += len(raw)
-            yield _Line(f"line {number}", _clean(text))
+        number, offset, rest = 0, 0, []
+        while chunk := handle.read(TEXT_CHUNK):
+            cut = chunk.rfind(b"\n") + 1
+            if not cut:  # no whole line yet
+                rest.append(chunk)
+                continue
+            block = b"".join([*rest, chunk[:cut]])
+            rest = [chunk[cut:]]
+            yield from _block_lines(ctx, block, number, offset)
+            number, offset = number + block.count(b"\n"), offset + len(block)
+        if any(rest):
+            yield from _block_lines(ctx, b"".join(rest), number, offset)
+
+
+TEXT_CHUNK = 1 << 16
+"""Bytes read at a time: the whole lines among them are decoded and split together."""
+
+
+def _block_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
+    """The lines of ``block`` (whole lines, the first of them line ``number + 1`` of the file,
+    at byte ``offset``), as reading the file line by line gives them: NUL bytes and text that
+    is not UTF-8 are raised at their line, after the lines before it."""
+    text = None
+    if NUL not in block:
+        with contextlib.suppress(UnicodeDecodeError):
+            text = block.decode("utf-8-sig" if number == 0 else "utf-8")
+    if text is None:  # line by line, to name the line at fault
+        yield from _checked_lines(ctx, block, number, offset)
+        return
+    lines = text.split("\n")
+    if not lines[-1]:  # the block ends with a line break, not with a line
+        lines.pop()
+    for line in lines:
+        number += 1
+        yield _Line(f"line {number}", _clean(line))
+
+
+def _checked_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
+    """:func:`_block_lines` one line at a time, each checked."""
+    parts = block.split(b"\n")
+    raws = [part + b"\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    for raw in raws:
+        number += 1
+        if NUL in raw:
+            where = f"line {number} byte {offset + raw.index(NUL)}"
+            raise ctx.error(where, "", "binary data (NUL byte), not a text log")
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as error:
+            where = f"line {number} byte {offset + error.start}"
+            raise ctx.error(where, "", "not UTF-8 text") from None
+        offset += len(raw)
+        yield _Line(f"line {number}", _clean(text))
 
 
 def _output_text(output: Any) -> str:

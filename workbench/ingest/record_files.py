@@ -26,6 +26,7 @@ from workbench.ingest.base import (
     IngestError,
     ParsedEpisode,
     ReadContext,
+    json_line,
     outcome_from,
     validation_error,
 )
@@ -137,7 +138,7 @@ def _object_or_lines(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Re
     number, first = 0, b""
     for raw in handle:
         number += 1
-        if raw.strip():
+        if raw and not raw.isspace():
             first = raw
             break
     value = _load_line(ctx, number, first)
@@ -148,7 +149,7 @@ def _object_or_lines(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Re
     index = 1
     for raw in handle:
         number += 1
-        if raw.strip():
+        if raw and not raw.isspace():
             value = _load_line(ctx, number, raw)
             yield (
                 value if isinstance(value, IngestError) else Record(index, f"line {number}", value)
@@ -159,7 +160,7 @@ def _object_or_lines(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Re
 def _load_line(ctx: ReadContext, number: int, raw: bytes) -> Any:
     """The JSON value on one line, or an :class:`IngestError` saying why there is none."""
     try:
-        return json.loads(raw.rstrip(b"\r\n"))
+        return json_line(raw.rstrip(b"\r\n"))
     except UnicodeDecodeError:
         return ctx.error(f"line {number}", "", "not UTF-8 text")
     except json.JSONDecodeError as error:

@@ -16,6 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from store import Step
 from workbench.ingest.base import ReadContext, validation_error
+from workbench.ingest.values import compact_json, indented_json, parse_json
 
 ToolCall = tuple[str, Any, str]
 """``(function name, arguments, call id)`` of one tool call."""
@@ -27,7 +28,7 @@ def render_call(function: str, arguments: Any) -> str:
         return f"{function}()"
     if isinstance(arguments, str):
         return f"{function}({arguments})"
-    return f"{function}({json.dumps(arguments, ensure_ascii=False)})"
+    return f"{function}({compact_json(arguments)})"
 
 
 def render_pretty_call(function: str, arguments: Any) -> str:
@@ -37,12 +38,13 @@ def render_pretty_call(function: str, arguments: Any) -> str:
     """
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else None
+            blank = not arguments or arguments.isspace()  # (as `not arguments.strip()`)
+            arguments = None if blank else parse_json(arguments)
         except json.JSONDecodeError:
             return f"{function}({arguments})"
     if arguments is None or arguments == {}:
         return f"{function}()"
-    return f"{function}({json.dumps(arguments, ensure_ascii=False, indent=2)})"
+    return f"{function}({indented_json(arguments)})"
 
 
 def tool_call_steps(

@@ -250,6 +250,6 @@ def _usage(ctx: ReadContext, where: str, info: dict[str, Any]) -> Usage:
 
 def _number(ctx: ReadContext, where: str, stats: dict[str, Any], key: str) -> float | None:
     value = stats.get(key)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise ctx.error(where, f"info.model_stats.{key}", f"expected a number, got {value!r}")
     return value

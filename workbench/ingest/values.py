@@ -1,14 +1,19 @@
-"""Small readers of loosely typed JSON values, shared by the importers.
+"""Small readers of loosely typed JSON values, shared by the importers, and JSON text.
 
 Agent logs put strings where numbers belong, numbers where ids belong and ``null`` nearly
 anywhere; these helpers read one value the way every importer wants it, never raising.
+:func:`parse_json` reads JSON text as ``json.loads`` does, :func:`compact_json` and
+:func:`indented_json` write a value back as ``json.dumps`` does, each faster.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
+
+from store.rows import json_encoder
 
 
 def scalar(value: Any) -> str | None:
@@ -40,14 +45,14 @@ def int_or_none(value: Any) -> int | None:
 
 def int_or_zero(value: Any) -> int:
     """A number truncated to an integer; ``0`` for anything else (booleans included)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     return int(value)
 
 
 def float_or_none(value: Any) -> float | None:
     """A number as float; ``None`` for anything else (booleans included)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     return None
 
@@ -92,3 +97,106 @@ def pick(obj: dict[str, Any], keys: Sequence[str], sub_keys: Sequence[str] = ())
             if value is not None:
                 return value
     return None
+
+
+# -- JSON text: parsing it, writing values back as json.dumps does ------------------------------
+
+_scan = json.JSONDecoder().scan_once
+"""The decoder's scanner (C when available), which ``json.loads`` calls through two Python
+wrappers and two whitespace matches."""
+_JSON_SPACE = " \t\n\r"
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads(text)``: the same value, or the same error.
+
+    Text that opens an object or an array at its first character (a log line, a JSON-encoded
+    attribute) is handed to the scanner directly; anything else, and any text the scanner
+    does not take whole, goes through ``json.loads``, which says what is wrong.
+    """
+    if text[:1] in ("{", "["):
+        try:
+            value, end = _scan(text, 0)
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if end == len(text) or not text[end:].strip(_JSON_SPACE):
+                return value
+    return json.loads(text)
+
+
+def json_within(text: str, start: int, stop: int) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text[start:stop]`` opens with a JSON value that ends in it,
+    followed by JSON whitespace only: the value ``parse_json`` reads from that slice, found
+    without copying the slice out. ``(False, None)`` otherwise (the slice is then parsed).
+    """
+    try:
+        value, end = _scan(text, start)
+    except (StopIteration, ValueError):
+        return False, None
+    if end <= stop and not text[end:stop].strip(_JSON_SPACE):
+        return True, value
+    return False, None
+
+
+_compact = json_encoder(allow_nan=True)
+
+
+def compact_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, without making an encoder for each call."""
+    try:
+        return _compact(value)
+    except (TypeError, ValueError, RecursionError):  # json.dumps says what is wrong
+        return json.dumps(value, ensure_ascii=False)
+
+
+def indented_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False, indent=2)``, the same text at a fraction of the
+    cost: the standard library indents in pure Python, one generator per container.
+
+    Parsed JSON (dicts with string keys, lists, strings, numbers, booleans, ``None``) is
+    written here, each string and number by the C encoder's own functions; any other value is
+    left to ``json.dumps``.
+    """
+    try:
+        return _indented(value, "\n")
+    except (_NotPlainJSON, TypeError, RecursionError):
+        return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+class _NotPlainJSON(Exception):
+    """A value :func:`indented_json` leaves to ``json.dumps`` (a tuple, a non-string key...)."""
+
+
+_string = json.encoder.encode_basestring
+"""The encoder of strings ``json.dumps(..., ensure_ascii=False)`` uses (C when available)."""
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+_INFINITE = {float("inf"): "Infinity", float("-inf"): "-Infinity"}
+
+
+def _indented(value: Any, newline: str) -> str:
+    """``value`` as indented JSON, its nested lines starting with ``newline`` plus two spaces."""
+    kind = type(value)
+    if kind is str:
+        return _string(value)
+    if kind is dict or kind is list:
+        if not value:
+            return "{}" if kind is dict else "[]"
+        inner = newline + "  "
+        if kind is dict:  # (a key that is not a string fails to encode: TypeError)
+            parts = [
+                f"{_string(key)}: {_string(item) if type(item) is str else _indented(item, inner)}"
+                for key, item in value.items()
+            ]
+            return "{" + inner + ("," + inner).join(parts) + newline + "}"
+        parts = [_string(item) if type(item) is str else _indented(item, inner) for item in value]
+        return "[" + inner + ("," + inner).join(parts) + newline + "]"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value:
+            return "NaN"
+        return _INFINITE.get(value) or float.__repr__(value)
+    if kind is bool or value is None:
+        return _CONSTANTS[value]
+    raise _NotPlainJSON

@@ -1,0 +1,90 @@
+"""JSON text the importers read and write faster than the standard library: the same text.
+
+Every stored step's raw record, tool call and JSON-encoded field goes through these; a
+difference would silently change what an import stores.
+"""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from store.rows import json_encoder
+from workbench.ingest.values import compact_json, indented_json, json_within, parse_json
+
+KEYS = st.text(alphabet=st.sampled_from('ab"\\é☃\u2028\x00\n'), max_size=4)
+LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(alphabet=st.sampled_from('xé☃"\\/\n\t\x01\x7f\u2028\ud800'), max_size=6)
+)
+VALUES = st.recursive(
+    LEAVES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYS, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _outcome(function, *args):
+    """What ``function(*args)`` returns, or the type and text of what it raises."""
+    try:
+        return "value", repr(function(*args))
+    except Exception as error:  # comparing errors is the point
+        return type(error).__name__, str(error)
+
+
+@settings(max_examples=200, deadline=None)
+@given(VALUES)
+def test_written_json_is_what_json_dumps_writes(value):
+    assert compact_json(value) == json.dumps(value, ensure_ascii=False)
+    assert indented_json(value) == json.dumps(value, ensure_ascii=False, indent=2)
+    stored = json.JSONEncoder(ensure_ascii=False, allow_nan=False, check_circular=False).encode
+    assert _outcome(json_encoder(allow_nan=False), value) == _outcome(stored, value)
+
+
+def test_values_json_dumps_would_refuse_are_refused_alike():
+    cyclic: list = []
+    cyclic.append(cyclic)
+    for value in (cyclic, {"a": object()}, {(1, 2): "tuple key"}, (1, [2]), {1: "int key"}):
+        for ours, theirs in (
+            (compact_json, lambda v: json.dumps(v, ensure_ascii=False)),
+            (indented_json, lambda v: json.dumps(v, ensure_ascii=False, indent=2)),
+        ):
+            assert _outcome(ours, value) == _outcome(theirs, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(VALUES, st.sampled_from(["", " ", "\n", " \t\r\n", " x", "}", "\u2028"]))
+def test_parsed_json_is_what_json_loads_reads(value, after):
+    text = json.dumps(value, ensure_ascii=False) + after
+    assert _outcome(parse_json, text) == _outcome(json.loads, text)  # (reprs: NaN alike)
+
+
+def test_broken_json_fails_as_json_loads_fails():
+    for text in [
+        '{"a": }',
+        "{",
+        "[1, 2",
+        '{"a": 1} x',
+        '{"a": 1}{"b": 2}',
+        "",
+        "\ufeff{}",
+        "[" * 10**5,
+    ]:
+        assert _outcome(parse_json, text) == _outcome(json.loads, text)
+
+
+def test_a_value_found_in_place_is_the_one_its_slice_holds():
+    text = '{"a": 1}\n{"b": \n2}\n{"c": 3} x\n{"d": [4]}  \n'
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for line in lines:
+        found, value = json_within(text, start, start + len(line))
+        assert found == (_outcome(parse_json, line)[0] == "value")
+        if found:
+            assert value == parse_json(line)
+        start += len(line)
