@@ -59,12 +59,14 @@ class EpisodeFilter:
     workspace: str | None = None
     """Only episodes of this workspace's batches (the store fills in its own when ``None``)."""
 
-    def where(self) -> tuple[str, list[Any]]:
-        """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters."""
+    def where(self, triage: str = "") -> tuple[str, list[Any]]:
+        """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters,
+        over episodes ``e`` (or a table with the same columns whose outcome column, in
+        failures-first order, is ``triage``)."""
         clauses: list[str] = []
         params: list[Any] = []
         if self.outcome is not None:
-            clauses.append(f"{_TRIAGE} = ?")
+            clauses.append(f"{triage or _TRIAGE} = ?")
             params.append({"failed": 0, "unknown": 0.5, "passed": 1}[self.outcome])
         for column, value in (
             ("e.family", self.family),
@@ -93,6 +95,15 @@ class EpisodeFilter:
                 "(e.batch_id IS NULL OR e.batch_id NOT IN (SELECT id FROM batches WHERE kind = 'replay'))"
             )
         return (" AND ".join(clauses) or "1"), params
+
+    @property
+    def counted(self) -> bool:
+        """Whether ``episode_counts`` holds this filter's count: it keeps only the batch,
+        family and outcome of each episode."""
+        return all(
+            value is None
+            for value in (self.agent, self.split, self.task, self.environment, self.held_out)
+        )
 
 
 @dataclass(frozen=True)
@@ -441,8 +452,18 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     def count_episodes(self, where: EpisodeFilter = EpisodeFilter()) -> int:
         """How many episodes match ``where``."""
-        clause, params = self.scoped(where).where()
-        return self._rows(f"SELECT count(*) FROM episodes e WHERE {clause}", params)[0][0]
+        return self._rows(*self.count_query(self.scoped(where)))[0][0]
+
+    @staticmethod
+    def count_query(where: EpisodeFilter) -> tuple[str, list[Any]]:
+        """The SQL (and parameters) :meth:`count_episodes` runs: a sum over the few rows of
+        ``episode_counts`` that match when the filter is one it keeps, else a count of the
+        episodes (public so benchmarks and tests can run it)."""
+        if where.counted:
+            clause, params = where.where(triage="e.triage")
+            return f"SELECT coalesce(sum(e.n), 0) FROM episode_counts e WHERE {clause}", params
+        clause, params = where.where()
+        return f"SELECT count(*) FROM episodes e WHERE {clause}", params
 
     def steps(self, episode_id: str, start: int = 0, stop: int | None = None) -> list[Step]:
         """Steps ``start`` (inclusive) to ``stop`` (exclusive) of an episode, by index."""
