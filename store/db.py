@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -114,6 +115,57 @@ class SearchHit:
     index: int
     kind: str
     snippet: str
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    """The first page of a full-text search, and how it was ranked."""
+
+    hits: list[SearchHit]
+    ranked_all: bool
+    """Whether every match was ranked; otherwise the hits are the best of the newest
+    :attr:`window` matches (an older match may rank higher)."""
+    window: int
+    """How many matches, newest first, were ranked at most."""
+
+
+RANK_WINDOW = 2000
+"""How many matches, newest first, :meth:`Store.search_page` ranks at most."""
+
+
+_MATCHES_UP_TO = "SELECT count(*) FROM (SELECT 1 FROM steps_fts WHERE steps_fts MATCH ? LIMIT ?)"
+"""How many steps match a query, counted up to a bound (reading its matches, not ranking)."""
+
+_FULL_RANK = (
+    'SELECT s.episode_id, s."index", s.kind, '
+    "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
+    "FROM steps_fts JOIN steps s ON s.id = steps_fts.rowid "
+    "JOIN episodes e ON e.id = s.episode_id "
+    "WHERE steps_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
+)
+"""Every match ranked, best first (FTS5 sorts them itself); parameters: the query, the filter
+``clause``'s, the page size."""
+
+
+def _window_sql(clause: str) -> str:
+    """The best of the newest ``window`` matches that pass the filter ``clause`` (FTS5 walks
+    its matches newest first and stops), ranked by bm25, and how many there were; snippets
+    only for the page, read in one pass over the page's rowid range. Parameters: the query,
+    the clause's, the window, the page size, the query again."""
+    return (
+        "WITH matches AS ("
+        "  SELECT steps_fts.rowid AS id, rank AS r FROM steps_fts"
+        "  JOIN steps s ON s.id = steps_fts.rowid JOIN episodes e ON e.id = s.episode_id"
+        f"  WHERE steps_fts MATCH ? AND {clause} ORDER BY steps_fts.rowid DESC LIMIT ?), "
+        "page AS MATERIALIZED ("
+        "  SELECT id, r, count(*) OVER () AS n FROM matches ORDER BY r, id LIMIT ?) "
+        'SELECT s.episode_id, s."index", s.kind, '
+        "snippet(steps_fts, -1, '[', ']', '…', 12), page.n "
+        "FROM steps_fts CROSS JOIN page ON page.id = steps_fts.rowid "
+        "CROSS JOIN steps s ON s.id = page.id WHERE steps_fts MATCH ? "
+        "AND steps_fts.rowid BETWEEN (SELECT min(id) FROM page) AND (SELECT max(id) FROM page) "
+        "ORDER BY page.r, page.id"
+    )
 
 
 @dataclass(frozen=True)
@@ -483,25 +535,55 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
     def search(
         self, query: str, where: EpisodeFilter = EpisodeFilter(), limit: int = 50
     ) -> list[SearchHit]:
-        """Steps whose text matches ``query`` (FTS5 syntax; plain words are AND-ed).
+        """The hits of :meth:`search_page`."""
+        return self.search_page(query, where, limit).hits
 
-        A query that is not valid FTS5 syntax is searched as a quoted phrase instead. Inside
-        a transaction that inserts episodes, their steps are searchable once it commits.
+    def search_page(
+        self,
+        query: str,
+        where: EpisodeFilter = EpisodeFilter(),
+        limit: int = 50,
+        window: int | None = None,
+    ) -> SearchPage:
+        """The best ``limit`` steps whose text matches ``query`` (FTS5 syntax; plain words are
+        AND-ed), by bm25 rank among the newest ``window`` matches (default
+        :data:`RANK_WINDOW`; all of them when there are no more, and
+        :attr:`SearchPage.ranked_all` says which).
+
+        Ranking every match costs time in proportion to their number (a word in every step
+        of 50,000 episodes: about 150 ms); so when there are more than ``window`` matches,
+        the newest ``window`` that pass the filter are ranked (FTS5 reads its matches in rowid
+        order and stops there), a few milliseconds. A query that is not valid FTS5 syntax is
+        searched as a quoted phrase instead. Inside a transaction that inserts episodes, their
+        steps are searchable once it commits.
         """
-        clause, params = self.scoped(where).where()
-        sql = (
-            'SELECT s.episode_id, s."index", s.kind, '
-            "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
-            "FROM steps_fts JOIN steps s ON s.id = steps_fts.rowid "
-            "JOIN episodes e ON e.id = s.episode_id "
-            f"WHERE steps_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
-        )
+        where = self.scoped(where)
+        clause, params = where.where()
+        window = max(window or RANK_WINDOW, limit)
+        # The matches a filter leaves are about its share of the episodes: when they would be
+        # no more than the window, ranking every match costs no more than the window would
+        # (which then reads every match too).
+        everything = self.count_episodes(EpisodeFilter(workspace=where.workspace))
+        share = self.count_episodes(where) / everything if everything else 1.0
+        bound = math.ceil(window / share) if share else 0
         try:
-            rows = self._rows(sql, [query, *params, limit])
+            rows, ranked_all = self._search_rows(query, clause, params, limit, window, bound)
         except sqlite3.OperationalError:
             phrase = '"' + query.replace('"', '""') + '"'
-            rows = self._rows(sql, [phrase, *params, limit])
-        return [SearchHit(r[0], r[1], r[2], r[3]) for r in rows]
+            rows, ranked_all = self._search_rows(phrase, clause, params, limit, window, bound)
+        hits = [SearchHit(r[0], r[1], r[2], r[3]) for r in rows]
+        return SearchPage(hits, ranked_all=ranked_all, window=window)
+
+    def _search_rows(
+        self, query: str, clause: str, params: list[Any], limit: int, window: int, bound: int
+    ) -> tuple[list[sqlite3.Row], bool]:
+        """A search's rows and whether every match was ranked: FTS5's own ranked order when
+        at most ``bound`` steps match (it ranks them all, then the joins and snippets run only
+        for the page), else the best of the newest ``window`` that pass the filter."""
+        if self._rows(_MATCHES_UP_TO, (query, bound + 1))[0][0] <= bound:
+            return self._rows(_FULL_RANK.format(clause=clause), [query, *params, limit]), True
+        rows = self._rows(_window_sql(clause), [query, *params, window, limit, query])
+        return rows, not rows or rows[0][4] < window
 
     # -- spans ----------------------------------------------------------------------------
 
