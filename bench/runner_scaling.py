@@ -1,33 +1,182 @@
-"""Runner scaling: episodes per minute with 1 worker process against one per core.
+"""Runner scaling: episodes per minute and CPU per episode, 1 worker against one per core,
+the local pool against Ray, with the simulator's JVM options against the JVM's defaults.
 
-Both runs play the same plan (the scripted agent on real ScienceWorld tasks) through the same
-local process pool, each into a fresh database, so worker start-up (one JVM each) is paid in
-both. Prints the rates and the parallel efficiency, rate(K) / (K · rate(1)) (target ≥ 0.8).
+Every run plays the same plan (the scripted agent on real ScienceWorld tasks) into a copy of
+one database holding the plan's gold paths (made first, unmeasured: the simulator's search for
+them is costly and not deterministic), so every run follows the same routes and worker
+start-up (one JVM each) is paid in each. CPU is this process's plus every
+process under it (pool workers, Ray's processes, their JVMs), read from ``/proc`` while they
+live; per episode it does not depend on how loaded the machine is, wall-clock rates do. Prints
+per run the rate, CPU per episode and the JVMs' threads, then the parallel efficiency
+rate(K) / (K · rate(1)) (target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray
+instance started here with K CPUs) against one local worker, the CPU per episode against one
+worker's, and in how many episodes each run played other actions or outcomes than the first.
 
-    python bench/runner_scaling.py [--episodes 48] [--families use-thermometer,find-living-thing]
+    python bench/runner_scaling.py [--episodes 48] [--executor local|ray|both] [--defaults]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
+import shutil
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from store import Store
-from workbench.executors import LocalPool
+import psutil
+
+from store import EpisodeFilter, Store
+from workbench.envs.scienceworld import JVM_OPTIONS, JVM_OPTIONS_VARIABLE
+from workbench.executors import Closing, LocalPool, RayExecutor
 from workbench.runner import RunConfig, run_batch
 
 
-def rate(config: RunConfig, workers: int, folder: Path) -> float:
-    """Episodes per minute for one run of ``config`` on ``workers`` processes."""
-    with Store(folder / f"w{workers}.db") as store, LocalPool(workers) as executor:
-        started = time.perf_counter()
-        report = run_batch(store, config, batch="bench", executor=executor)
-        elapsed = time.perf_counter() - started
-    assert report.finished == config.episodes
-    return config.episodes / elapsed * 60
+@dataclass
+class Run:
+    """One measured run."""
+
+    label: str
+    rate: float
+    """Episodes per minute (wall clock)."""
+    cpu: float
+    """CPU seconds per episode, every process counted."""
+    jvm_threads: int
+    """Threads of one JVM at the end (the largest)."""
+    played: dict[str, str]
+    """Each episode's actions and outcome (as JSON), by id."""
+
+
+class Usage:
+    """CPU seconds of this process and everything under it, sampled while they live."""
+
+    def __init__(self, every: float = 0.2) -> None:
+        self.every, self.seen, self.threads = every, {}, 0
+        self.me = psutil.Process()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _read(self) -> None:
+        for process in self.me.children(recursive=True):
+            try:
+                with process.oneshot():
+                    times = process.cpu_times()
+                    self.seen[process.pid] = times.user + times.system
+                    if process.name() == "java":
+                        self.threads = max(self.threads, process.num_threads())
+            except psutil.Error:  # it ended between the listing and the read
+                pass
+
+    def _sample(self) -> None:
+        while not self._stop.wait(self.every):
+            self._read()
+
+    @contextmanager
+    def measured(self) -> Iterator[Usage]:
+        """Count the CPU spent inside the block (processes already running count from here)."""
+        self._read()
+        before, own = dict(self.seen), time.process_time()
+        self._thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            self._thread.join()
+            self._read()
+            self.total = time.process_time() - own
+            self.total += sum(cpu - before.get(pid, 0.0) for pid, cpu in self.seen.items())
+
+
+def played(store: Store, batch: str) -> dict[str, str]:
+    """What every episode of ``batch`` did: its actions and its outcome."""
+    return {
+        e.id: json.dumps(
+            [e.outcome.success, e.outcome.score, [s.action for s in store.steps(e.id)]]
+        )
+        for e in store.episodes(EpisodeFilter(batch=batch))
+    }
+
+
+def digest(run: Run) -> str:
+    return hashlib.sha256(json.dumps(sorted(run.played.items())).encode()).hexdigest()[:12]
+
+
+def with_gold_paths(config: RunConfig, folder: Path) -> Path:
+    """A database holding the gold paths of every task ``config`` plays, made unmeasured
+    (one step per episode): each measured run starts from a copy, so none pays for the
+    simulator's gold-path search, and all follow the same gold paths (the search is not
+    deterministic) — their actions and outcomes can then be compared."""
+    path = folder / "gold.db"
+    with Store(path) as store, LocalPool(1) as executor:
+        warm = config.model_copy(update={"step_limit": 1})
+        run_batch(store, warm, batch="gold", executor=executor)
+    return path
+
+
+def measure(label: str, config: RunConfig, executor: Closing, gold: Path) -> Run:
+    """Play ``config`` on ``executor`` into a copy of the ``gold`` database, measured."""
+    path = gold.with_name(f"{label.replace(' ', '-')}.db")
+    shutil.copy(gold, path)
+    with Store(path) as store, executor:
+        usage = Usage()
+        with usage.measured():
+            started = time.perf_counter()
+            report = run_batch(store, config, batch="bench", executor=executor)
+            elapsed = time.perf_counter() - started
+        assert report.finished == config.episodes, report
+        run = Run(
+            label,
+            config.episodes / elapsed * 60,
+            usage.total / config.episodes,
+            usage.threads,
+            played(store, "bench"),
+        )
+    print(
+        f"  {label:22}: {run.rate:6.1f} episodes/min  {run.cpu:5.2f} s CPU/episode  "
+        f"JVM threads {run.jvm_threads:3}  played {digest(run)}",
+        flush=True,
+    )
+    return run
+
+
+@contextmanager
+def local_ray(workers: int, options: str) -> Iterator[Callable[[], RayExecutor]]:
+    """A Ray instance started here with ``workers`` CPUs (its start-up outside the runs), its
+    workers' simulators started with JVM ``options``."""
+    import ray
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    for attempt in range(3):  # a loaded machine may not start the raylet in Ray's 30 s
+        try:
+            ray.init(
+                num_cpus=workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                runtime_env={"env_vars": {JVM_OPTIONS_VARIABLE: options}},
+            )
+            break
+        except Exception:
+            ray.shutdown()
+            if attempt == 2:
+                raise
+    try:
+        yield lambda: RayExecutor(workers=workers)
+    finally:
+        ray.shutdown()
+
+
+def efficiency(many: Run, one: Run, workers: int) -> str:
+    value = many.rate / (workers * one.rate)
+    verdict = "OK" if value >= 0.8 else "BELOW TARGET"
+    cpu = many.cpu / one.cpu
+    return f"{value:.2f} (target >= 0.8) {verdict}; CPU per episode x{cpu:.2f} of 1 worker"
 
 
 def main() -> None:
@@ -37,17 +186,43 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="K (default: cores)"
     )
+    parser.add_argument("--executor", choices=["local", "ray", "both"], default="both")
+    parser.add_argument(
+        "--defaults", action="store_true", help="also run with the JVM's default options"
+    )
     args = parser.parse_args()
     config = RunConfig(families=args.families.split(","), episodes=args.episodes, seed=11)
+    variants = {"ours": " ".join(JVM_OPTIONS)}
+    if args.defaults:
+        variants["defaults"] = ""
+    print(f"{args.episodes} episodes of {args.families}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        one = rate(config, 1, Path(tmp))
-        many = rate(config, args.workers, Path(tmp))
-    efficiency = many / (args.workers * one)
-    print(f"{args.episodes} episodes of {args.families}")
-    print(f"1 worker : {one:6.1f} episodes/min")
-    print(f"{args.workers} workers: {many:6.1f} episodes/min")
-    verdict = "OK" if efficiency >= 0.8 else "BELOW TARGET"
-    print(f"parallel efficiency: {efficiency:.2f} (target >= 0.8) {verdict}")
+        gold, every = with_gold_paths(config, Path(tmp)), []
+        for name, options in variants.items():
+            os.environ[JVM_OPTIONS_VARIABLE] = options
+            print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
+            one = measure(f"{name} 1 worker", config, LocalPool(1), gold)
+            runs = [one]
+            if args.executor in ("local", "both"):
+                pool = measure(
+                    f"{name} {args.workers} workers", config, LocalPool(args.workers), gold
+                )
+                print(f"  local pool efficiency: {efficiency(pool, one, args.workers)}")
+                runs.append(pool)
+            if args.executor in ("ray", "both"):
+                with local_ray(args.workers, options) as executor:
+                    ray_run = measure(f"{name} ray {args.workers}", config, executor(), gold)
+                print(f"  Ray efficiency: {efficiency(ray_run, one, args.workers)}")
+                runs.append(ray_run)
+            every += runs
+    first = every[0]
+    for run in every[1:]:
+        differ = sum(run.played[key] != first.played[key] for key in first.played)
+        print(
+            f"{run.label} played differently from {first.label}: {differ} of "
+            f"{len(first.played)} episodes"
+        )
+    print("(wall-clock rates and efficiency need an idle machine; CPU per episode does not)")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from store.db import (
     GroupStats,
     ListedEpisode,
     SearchHit,
+    SearchPage,
     Store,
     default_db_path,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "RuleType",
     "Scope",
     "SearchHit",
+    "SearchPage",
     "Source",
     "Span",
     "Step",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -59,12 +60,14 @@ class EpisodeFilter:
     workspace: str | None = None
     """Only episodes of this workspace's batches (the store fills in its own when ``None``)."""
 
-    def where(self) -> tuple[str, list[Any]]:
-        """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters."""
+    def where(self, triage: str = "") -> tuple[str, list[Any]]:
+        """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters,
+        over episodes ``e`` (or a table with the same columns whose outcome column, in
+        failures-first order, is ``triage``)."""
         clauses: list[str] = []
         params: list[Any] = []
         if self.outcome is not None:
-            clauses.append(f"{_TRIAGE} = ?")
+            clauses.append(f"{triage or _TRIAGE} = ?")
             params.append({"failed": 0, "unknown": 0.5, "passed": 1}[self.outcome])
         for column, value in (
             ("e.family", self.family),
@@ -94,6 +97,15 @@ class EpisodeFilter:
             )
         return (" AND ".join(clauses) or "1"), params
 
+    @property
+    def counted(self) -> bool:
+        """Whether ``episode_counts`` holds this filter's count: it keeps only the batch,
+        family and outcome of each episode."""
+        return all(
+            value is None
+            for value in (self.agent, self.split, self.task, self.environment, self.held_out)
+        )
+
 
 @dataclass(frozen=True)
 class SearchHit:
@@ -103,6 +115,57 @@ class SearchHit:
     index: int
     kind: str
     snippet: str
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    """The first page of a full-text search, and how it was ranked."""
+
+    hits: list[SearchHit]
+    ranked_all: bool
+    """Whether every match was ranked; otherwise the hits are the best of the newest
+    :attr:`window` matches (an older match may rank higher)."""
+    window: int
+    """How many matches, newest first, were ranked at most."""
+
+
+RANK_WINDOW = 2000
+"""How many matches, newest first, :meth:`Store.search_page` ranks at most."""
+
+
+_MATCHES_UP_TO = "SELECT count(*) FROM (SELECT 1 FROM steps_fts WHERE steps_fts MATCH ? LIMIT ?)"
+"""How many steps match a query, counted up to a bound (reading its matches, not ranking)."""
+
+_FULL_RANK = (
+    'SELECT s.episode_id, s."index", s.kind, '
+    "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
+    "FROM steps_fts JOIN steps s ON s.id = steps_fts.rowid "
+    "JOIN episodes e ON e.id = s.episode_id "
+    "WHERE steps_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
+)
+"""Every match ranked, best first (FTS5 sorts them itself); parameters: the query, the filter
+``clause``'s, the page size."""
+
+
+def _window_sql(clause: str) -> str:
+    """The best of the newest ``window`` matches that pass the filter ``clause`` (FTS5 walks
+    its matches newest first and stops), ranked by bm25, and how many there were; snippets
+    only for the page, read in one pass over the page's rowid range. Parameters: the query,
+    the clause's, the window, the page size, the query again."""
+    return (
+        "WITH matches AS ("
+        "  SELECT steps_fts.rowid AS id, rank AS r FROM steps_fts"
+        "  JOIN steps s ON s.id = steps_fts.rowid JOIN episodes e ON e.id = s.episode_id"
+        f"  WHERE steps_fts MATCH ? AND {clause} ORDER BY steps_fts.rowid DESC LIMIT ?), "
+        "page AS MATERIALIZED ("
+        "  SELECT id, r, count(*) OVER () AS n FROM matches ORDER BY r, id LIMIT ?) "
+        'SELECT s.episode_id, s."index", s.kind, '
+        "snippet(steps_fts, -1, '[', ']', '…', 12), page.n "
+        "FROM steps_fts CROSS JOIN page ON page.id = steps_fts.rowid "
+        "CROSS JOIN steps s ON s.id = page.id WHERE steps_fts MATCH ? "
+        "AND steps_fts.rowid BETWEEN (SELECT min(id) FROM page) AND (SELECT max(id) FROM page) "
+        "ORDER BY page.r, page.id"
+    )
 
 
 @dataclass(frozen=True)
@@ -441,8 +504,18 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     def count_episodes(self, where: EpisodeFilter = EpisodeFilter()) -> int:
         """How many episodes match ``where``."""
-        clause, params = self.scoped(where).where()
-        return self._rows(f"SELECT count(*) FROM episodes e WHERE {clause}", params)[0][0]
+        return self._rows(*self.count_query(self.scoped(where)))[0][0]
+
+    @staticmethod
+    def count_query(where: EpisodeFilter) -> tuple[str, list[Any]]:
+        """The SQL (and parameters) :meth:`count_episodes` runs: a sum over the few rows of
+        ``episode_counts`` that match when the filter is one it keeps, else a count of the
+        episodes (public so benchmarks and tests can run it)."""
+        if where.counted:
+            clause, params = where.where(triage="e.triage")
+            return f"SELECT coalesce(sum(e.n), 0) FROM episode_counts e WHERE {clause}", params
+        clause, params = where.where()
+        return f"SELECT count(*) FROM episodes e WHERE {clause}", params
 
     def steps(self, episode_id: str, start: int = 0, stop: int | None = None) -> list[Step]:
         """Steps ``start`` (inclusive) to ``stop`` (exclusive) of an episode, by index."""
@@ -462,25 +535,55 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
     def search(
         self, query: str, where: EpisodeFilter = EpisodeFilter(), limit: int = 50
     ) -> list[SearchHit]:
-        """Steps whose text matches ``query`` (FTS5 syntax; plain words are AND-ed).
+        """The hits of :meth:`search_page`."""
+        return self.search_page(query, where, limit).hits
 
-        A query that is not valid FTS5 syntax is searched as a quoted phrase instead. Inside
-        a transaction that inserts episodes, their steps are searchable once it commits.
+    def search_page(
+        self,
+        query: str,
+        where: EpisodeFilter = EpisodeFilter(),
+        limit: int = 50,
+        window: int | None = None,
+    ) -> SearchPage:
+        """The best ``limit`` steps whose text matches ``query`` (FTS5 syntax; plain words are
+        AND-ed), by bm25 rank among the newest ``window`` matches (default
+        :data:`RANK_WINDOW`; all of them when there are no more, and
+        :attr:`SearchPage.ranked_all` says which).
+
+        Ranking every match costs time in proportion to their number (a word in every step
+        of 50,000 episodes: about 150 ms); so when there are more than ``window`` matches,
+        the newest ``window`` that pass the filter are ranked (FTS5 reads its matches in rowid
+        order and stops there), a few milliseconds. A query that is not valid FTS5 syntax is
+        searched as a quoted phrase instead. Inside a transaction that inserts episodes, their
+        steps are searchable once it commits.
         """
-        clause, params = self.scoped(where).where()
-        sql = (
-            'SELECT s.episode_id, s."index", s.kind, '
-            "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
-            "FROM steps_fts JOIN steps s ON s.id = steps_fts.rowid "
-            "JOIN episodes e ON e.id = s.episode_id "
-            f"WHERE steps_fts MATCH ? AND {clause} ORDER BY rank LIMIT ?"
-        )
+        where = self.scoped(where)
+        clause, params = where.where()
+        window = max(window or RANK_WINDOW, limit)
+        # The matches a filter leaves are about its share of the episodes: when they would be
+        # no more than the window, ranking every match costs no more than the window would
+        # (which then reads every match too).
+        everything = self.count_episodes(EpisodeFilter(workspace=where.workspace))
+        share = self.count_episodes(where) / everything if everything else 1.0
+        bound = math.ceil(window / share) if share else 0
         try:
-            rows = self._rows(sql, [query, *params, limit])
+            rows, ranked_all = self._search_rows(query, clause, params, limit, window, bound)
         except sqlite3.OperationalError:
             phrase = '"' + query.replace('"', '""') + '"'
-            rows = self._rows(sql, [phrase, *params, limit])
-        return [SearchHit(r[0], r[1], r[2], r[3]) for r in rows]
+            rows, ranked_all = self._search_rows(phrase, clause, params, limit, window, bound)
+        hits = [SearchHit(r[0], r[1], r[2], r[3]) for r in rows]
+        return SearchPage(hits, ranked_all=ranked_all, window=window)
+
+    def _search_rows(
+        self, query: str, clause: str, params: list[Any], limit: int, window: int, bound: int
+    ) -> tuple[list[sqlite3.Row], bool]:
+        """A search's rows and whether every match was ranked: FTS5's own ranked order when
+        at most ``bound`` steps match (it ranks them all, then the joins and snippets run only
+        for the page), else the best of the newest ``window`` that pass the filter."""
+        if self._rows(_MATCHES_UP_TO, (query, bound + 1))[0][0] <= bound:
+            return self._rows(_FULL_RANK.format(clause=clause), [query, *params, limit]), True
+        rows = self._rows(_window_sql(clause), [query, *params, window, limit, query])
+        return rows, not rows or rows[0][4] < window
 
     # -- spans ----------------------------------------------------------------------------
 

@@ -492,6 +492,35 @@ LLM_CALL_TURNS = _script(
     "ALTER TABLE llm_calls ADD COLUMN gave_up TEXT NOT NULL DEFAULT ''",
 )
 
+_COUNT_KEY = "batch_id, family, triage"
+_COUNTED = "{row}.batch_id, {row}.family, coalesce({row}.outcome_success, 0.5)"
+_COUNT_UP = f"""
+        INSERT INTO episode_counts({_COUNT_KEY}, n) VALUES ({_COUNTED.format(row="new")}, 1)
+        ON CONFLICT ({_COUNT_KEY}) DO UPDATE SET n = n + 1;"""
+_COUNT_DOWN = """
+        UPDATE episode_counts SET n = n - 1 WHERE batch_id = old.batch_id
+        AND family = old.family AND triage = coalesce(old.outcome_success, 0.5);"""
+
+EPISODE_COUNTS = _script(
+    # How many episodes each batch holds per family and outcome, kept by triggers: what
+    # ``ls --failed`` counts under its first page without walking every failed episode (a
+    # count over an index still visits each entry; this sums a few rows per batch).
+    """
+    CREATE TABLE episode_counts (
+        batch_id TEXT NOT NULL,
+        family TEXT NOT NULL,
+        triage REAL NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (batch_id, family, triage)
+    ) WITHOUT ROWID""",
+    f"CREATE TRIGGER episode_counts_insert AFTER INSERT ON episodes BEGIN {_COUNT_UP} END",
+    f"CREATE TRIGGER episode_counts_delete AFTER DELETE ON episodes BEGIN {_COUNT_DOWN} END",
+    "CREATE TRIGGER episode_counts_update AFTER UPDATE OF batch_id, family, outcome_success "
+    f"ON episodes BEGIN {_COUNT_DOWN} {_COUNT_UP} END",
+    f"INSERT INTO episode_counts({_COUNT_KEY}, n) SELECT {_COUNTED.format(row='episodes')}, "
+    "count(*) FROM episodes GROUP BY 1, 2, 3",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -502,6 +531,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "workspaces", WORKSPACES),
     Migration(8, "synthesis", SYNTHESIS),
     Migration(9, "llm-call-turns", LLM_CALL_TURNS),
+    Migration(10, "episode-counts", EPISODE_COUNTS),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

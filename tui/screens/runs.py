@@ -11,7 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import Header
 
-from store import EpisodeFilter, GroupStats, ListedEpisode, SearchHit
+from store import EpisodeFilter, GroupStats, ListedEpisode, SearchPage
 from tui.data import FilterChoices, Session, filter_choices
 from tui.navigation import (
     OpenClusters,
@@ -253,11 +253,12 @@ class RunsScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="runs-search")
     def _run_search(self, query: str, where: EpisodeFilter) -> None:
         with self.session.pool.store() as store:
-            hits = store.search(query, where, limit=200)
-        deliver(self, self._found, query, hits)
+            page = store.search_page(query, where, limit=200)
+        deliver(self, self._found, query, page)
 
-    def _found(self, query: str, hits: list[SearchHit]) -> None:
-        self.query_one(SearchHits).show_hits(query, hits)
+    def _found(self, query: str, page: SearchPage) -> None:
+        newest = None if page.ranked_all else page.window
+        self.query_one(SearchHits).show_hits(query, page.hits, newest)
 
     @on(SearchHits.Chosen)
     def _hit_chosen(self, event: SearchHits.Chosen) -> None:

@@ -85,8 +85,9 @@ class SearchHits(OptionList):
         super().__init__(id=id)
         self.hits: list[SearchHit] = []
 
-    def show_hits(self, query: str, hits: list[SearchHit]) -> None:
-        """List ``hits`` (of ``query``) and take the focus."""
+    def show_hits(self, query: str, hits: list[SearchHit], newest: int | None = None) -> None:
+        """List ``hits`` (of ``query``) and take the focus; ``newest``: they are the best of
+        that many newest matches only (said in the title)."""
         self.hits = hits
         self.clear_options()
         if hits:
@@ -94,7 +95,8 @@ class SearchHits(OptionList):
             self.add_options(Option(hit_prompt(hit, widths)) for hit in hits)
         else:
             self.add_option(Option(Text(f"no step matches {query!r}", style="dim"), disabled=True))
-        self.border_title = escape(f"{len(hits)} hit(s) for {query!r}")
+        ranked = f", best of the newest {newest:,} matches by rank" if newest else ""
+        self.border_title = escape(f"{len(hits)} hit(s) for {query!r}{ranked}")
         self.add_class("-shown")
         self.focus()
         if hits:

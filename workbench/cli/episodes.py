@@ -355,13 +355,22 @@ def show_command(store: Store, episode_id: str, step_range: str | None, raw: boo
 )
 @existing_db_option
 def search_command(store: Store, query: str, where: EpisodeFilter, limit: int) -> None:
-    """Full-text search over step text (SQLite FTS5 syntax; plain words must all match)."""
-    hits = store.search(query, where, limit=limit)
+    """Full-text search over step text (SQLite FTS5 syntax; plain words must all match).
+
+    Hits are the best by rank among the newest 2,000 matches (all of them when there are
+    no more; the output says when there were)."""
+    page = store.search_page(query, where, limit=limit)
+    hits = page.hits
     columns = [Column("episode"), Column("step", justify="right"), Column("kind")]
     columns.append(Column("match", text=True))
     rows = [[h.episode_id, str(h.index), h.kind, h.snippet.replace("\n", " ")] for h in hits]
     print_records(console, columns, rows)
     console.print(f"[dim]{len(hits)} hit(s)[/]")
+    if not page.ranked_all:
+        console.print(
+            f"[dim]best of the newest {page.window:,} matches by rank (there are more; narrow "
+            "the query or filter to rank them all)[/]"
+        )
 
 
 @click.command("stats")

@@ -15,10 +15,13 @@ kept in a :class:`GoldPaths` cache (the store, for runs) so every later episode 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import os
 import re
+import shlex
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -56,6 +59,48 @@ DOCS_FILE = Path(__file__).with_name("scienceworld_docs.json")
 distinct task descriptions per family (train variations only) with the places and objects of
 each variation's world, and its action templates with commands it accepted
 (``scripts/scienceworld_docs.py`` regenerates the file; a test checks it)."""
+
+
+JVM_OPTIONS = (
+    "-XX:+UseSerialGC",
+    "-XX:CICompilerCount=2",
+    "-Xss1m",
+    "-Xmx2g",
+    "-XX:-UsePerfData",
+)
+"""Options of the simulator's JVM: the serial collector (no collector threads beside the
+simulator's), the fewest JIT compiler threads tiered compilation allows, and a bounded heap,
+whatever the machine's size — the JVM's defaults scale all three with its cores (the G1
+collector's parallel and concurrent threads, up to a dozen compiler threads, a quarter of
+memory), so each worker's JVM competed with the others for every core. Measured with
+``bench/runner_scaling.py``: 17 threads instead of 24 on 2 cores, CPU per episode no higher,
+and the same actions and outcomes as with the defaults (gold paths kept alike). The quick
+compiler alone (``-XX:TieredStopAtLevel=1``) cost more CPU per episode than it saved."""
+
+JVM_OPTIONS_VARIABLE = "WORKBENCH_SCIENCEWORLD_JVM"
+"""Environment variable that replaces :data:`JVM_OPTIONS` (space-separated; empty: the JVM's
+own defaults), read when a simulator starts. The simulator's episodes depend on its JVM's
+history through identity hash codes (it iterates hash sets of its objects), which is why gold
+paths are kept; adding ``-XX:+UnlockExperimentalVMOptions -XX:hashCode=2`` (every identity
+hash the same) made fresh runs on 1 and 2 workers play alike, at about 30% more CPU."""
+
+
+def jvm_options() -> list[str]:
+    """The options the next simulator's JVM starts with."""
+    given = os.environ.get(JVM_OPTIONS_VARIABLE)
+    return shlex.split(given) if given is not None else list(JVM_OPTIONS)
+
+
+def _with_jvm_options(launch: Callable[..., Any]) -> Callable[..., Any]:
+    """py4j's ``launch_gateway``, which the simulator calls without JVM options, with
+    :func:`jvm_options` before any the simulator passes itself."""
+
+    @functools.wraps(launch)
+    def launched(*args: Any, javaopts: Sequence[str] = (), **kwargs: Any) -> Any:
+        return launch(*args, javaopts=[*jvm_options(), *javaopts], **kwargs)
+
+    launched.with_jvm_options = True  # type: ignore[attr-defined]
+    return launched
 
 
 class JavaMissing(RuntimeError):
@@ -116,7 +161,11 @@ class ScienceWorld:
     def _env(self) -> Any:
         """The simulator, started (one JVM) on first use: listing tasks needs none."""
         if self._sim is None:
+            import scienceworld.scienceworld as simulator
             from scienceworld import ScienceWorldEnv
+
+            if not getattr(simulator.launch_gateway, "with_jvm_options", False):
+                simulator.launch_gateway = _with_jvm_options(simulator.launch_gateway)
 
             # The simulator's own limit is set high: this adapter's callers enforce `step_limit`.
             self._sim = ScienceWorldEnv("", envStepLimit=10_000)
