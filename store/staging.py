@@ -154,15 +154,20 @@ class StagedImport:
         return self.store.add_episode(episode, steps, spans, batch_id=target.staged)
 
     def _target(self, batch: Batch) -> _Target:
-        """Where ``batch``'s episodes go (inside the chunk's transaction)."""
+        """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch
+        of its id (else of its name), or one it makes."""
         row = self.store.conn.execute(
-            "SELECT workspace FROM batches WHERE id = ?", (batch.id,)
+            "SELECT id, workspace FROM batches WHERE id = ?1 OR name = ?2 "
+            "ORDER BY id != ?1 LIMIT 1",
+            (batch.id, batch.name),
         ).fetchone()
-        if row is not None and row[0].startswith(HIDDEN) and row[0] != self.workspace:
-            raise _Taken(batch.id)
+        if row is not None and row[1].startswith(HIDDEN):
+            raise _Taken(row[0])  # (never this import's own: those are known targets)
         if row is None:  # made by this import: hidden until it is published
             self._insert_batch(batch)
             return _Target(batch, batch.id)
+        if row[0] != batch.id:  # the name is another batch's: the episodes go there
+            batch = batch.model_copy(update={"id": row[0]})
         self._stand_ins += 1
         stand_in = f"{self.anchor}-{self._stand_ins}"
         self._insert_batch(Batch(id=stand_in, name=stand_in, kind=batch.kind))
@@ -172,6 +177,12 @@ class StagedImport:
         row = to_row(batch.model_copy(update={"params": params}) if params else batch)
         values = [row[c] for c in ("id", "name", "kind", "params", "created_at")]
         self.store.conn.execute(_INSERT_BATCH, [*values, self.workspace])
+
+    def batch_id(self, batch_id: str) -> str:
+        """The id of the stored batch that the episodes staged for ``batch_id`` go into
+        (another one when a stored batch had its name)."""
+        target = self._targets.get(batch_id)
+        return target.batch.id if target is not None else batch_id
 
     def _wait_for(self, batch_id: str) -> None:
         """Wait (reported, bounded) until no other import is writing ``batch_id``."""

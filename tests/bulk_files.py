@@ -9,11 +9,11 @@ TASKS = 50
 """Tasks a bulk file's episodes are spread over."""
 
 
-def bulk_line(prefix: str, k: int, word: str) -> str:
+def bulk_line(prefix: str, k: int, word: str, batch: str | None = None) -> str:
     """Episode ``k`` of a bulk file: id ``<prefix>-<k>``, one step whose action holds ``word``
-    (so a search tells the file's steps apart), in batch ``<prefix>-batch``."""
+    (so a search tells the file's steps apart), in ``batch`` (default ``<prefix>-batch``)."""
     task = f"{prefix}:t{k % TASKS}"
-    batch = f"{prefix}-batch"
+    batch = batch or f"{prefix}-batch"
     return json.dumps(
         {
             "format": "trajectory-workbench",
@@ -33,9 +33,15 @@ def bulk_line(prefix: str, k: int, word: str) -> str:
     )
 
 
-def write_bulk(path: Path, records: int, prefix: str = "bulk", word: str = "zebrafish") -> Path:
+def write_bulk(
+    path: Path,
+    records: int,
+    prefix: str = "bulk",
+    word: str = "zebrafish",
+    batch: str | None = None,
+) -> Path:
     """A file of ``records`` bulk episodes (see :func:`bulk_line`)."""
     with open(path, "w") as handle:
         for k in range(records):
-            handle.write(bulk_line(prefix, k, word) + "\n")
+            handle.write(bulk_line(prefix, k, word, batch) + "\n")
     return path

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -158,6 +159,35 @@ def test_episodes_for_a_batch_that_exists_are_moved_into_it_when_published(
     assert store.episode_ids("big-batch") == {f"big-{k:07d}" for k in range(100)}
     assert [b.id for b in store.batches()] == ["big-batch"]
     assert hidden_batches(Path(store.path)) == 0
+
+
+def test_two_imports_into_one_new_batch_at_once_both_land_in_it(db_path, tmp_path, small_chunks):
+    first = write_bulk(tmp_path / "a.jsonl", 100, prefix="a", batch="shared")
+    second = write_bulk(tmp_path / "b.jsonl", 30, prefix="b", word="okapi", batch="shared")
+    waited = threading.Event()
+    reports = []
+
+    def import_second() -> None:  # finds the batch being written by the first, and waits
+        with Store(db_path, on_lock_wait=lambda retry, seconds: waited.set()) as other:
+            reports.append(import_paths(other, [second]))
+
+    other = threading.Thread(target=import_second)
+
+    class StartSecond(Peeking):
+        def advance(self, amount: float = 1, description: str | None = None) -> None:
+            staged = self.reader.conn.execute("SELECT count(*) FROM episodes").fetchone()[0]
+            if staged and not other.is_alive() and not waited.is_set():
+                other.start()
+                assert waited.wait(600)  # a bound for a broken wait, not a speed check
+
+    with Store(db_path) as store:
+        assert import_paths(store, [first], progress=StartSecond(db_path)).episodes == 100
+    other.join(600)
+    assert reports[0].episodes == 30
+    with Store(db_path) as store:
+        assert store.count_episodes(EpisodeFilter(batch="shared")) == 130
+        assert [b.id for b in store.batches()] == ["shared"]
+    assert hidden_batches(db_path) == 0
 
 
 def test_an_import_inside_a_transaction_is_that_transaction(store, tmp_path, small_chunks):

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from store import Batch, Store
+from store import Batch, DatabaseBusy, Store
 from store.staging import Source, StagedEpisode, StagedImport, clean_up, interrupted, next_size
 from workbench.ingest import formats
 from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
@@ -250,7 +250,10 @@ class _Import:
 
     def publish(self) -> None:
         """Make the import visible, all at once."""
-        sources: list[Source] = [(h, p, f, b, r.episodes) for h, p, f, b, r in self.sources]
+        resolved = self.staged.batch_id
+        sources: list[Source] = [
+            (h, p, f, b and resolved(b), r.episodes) for h, p, f, b, r in self.sources
+        ]
         self.staged.publish(sources)
 
 
@@ -317,8 +320,9 @@ def import_paths(
         job.flush()
         _finish(job, report, files, [p for p in given if p.is_dir()], skip_bad)
         job.publish()
-    except BaseException:
-        _discard(job)
+    except BaseException as error:
+        if not isinstance(error, DatabaseBusy):  # (removing would wait as long again)
+            _discard(job)
         raise
     finally:
         progress.finish()
@@ -343,7 +347,7 @@ def _finish(
 
     ``files`` are the files read, in the order of their reports.
     """
-    report.batch_id = job.batch.id if job.used else None
+    report.batch_id = job.staged.batch_id(job.batch.id) if job.used else None
     report.preview = job.preview
     for folder in folders:
         reports = zip(files, report.files, strict=True)
