@@ -179,8 +179,8 @@ def _insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str
 
 _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
 _INSERT_EPISODE = _insert_sql("episodes", _EPISODE_COLUMNS)
-_N_STEPS, _FAMILY, _SPLIT, _BATCH = (
-    _EPISODE_COLUMNS.index(c) for c in ("n_steps", "family", "split", "batch_id")
+_ID, _TASK, _N_STEPS, _FAMILY, _SPLIT, _BATCH = (
+    _EPISODE_COLUMNS.index(c) for c in ("id", "task_id", "n_steps", "family", "split", "batch_id")
 )
 _EPISODE_AND_TASK = (
     "SELECT EXISTS (SELECT 1 FROM episodes WHERE id = ?1), "
@@ -418,20 +418,31 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         transaction the steps are indexed for search in bulk when it commits (see
         :meth:`_defer_indexing`).
         """
+        return self._add_rows(row_values(episode), rows_values(steps), len(steps), spans, batch_id)
+
+    def _add_rows(
+        self,
+        row: Sequence[Any],
+        steps: Iterable[Sequence[Any]],
+        n_steps: int,
+        spans: Sequence[Span] = (),
+        batch_id: str | None = None,
+    ) -> bool:
+        """:meth:`add_episode` of an episode's row and its steps' rows (``rows.row_values``)."""
         with self.transaction():
-            found = self._rows(_EPISODE_AND_TASK, (episode.id, episode.task_id))[0]
+            found = self._rows(_EPISODE_AND_TASK, (row[_ID], row[_TASK]))[0]
             if found[0]:
                 return False
             if found[1] is None:
-                raise KeyError(f"episode {episode.id!r} names unknown task {episode.task_id!r}")
-            row = row_values(episode)
-            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = len(steps), found[1], found[2]
+                raise KeyError(f"episode {row[_ID]!r} names unknown task {row[_TASK]!r}")
+            row = list(row)
+            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = n_steps, found[1], found[2]
             if batch_id is not None:
                 row[_BATCH] = batch_id
             self.conn.execute(_INSERT_EPISODE, row)
-            if self._depth > 1 and steps:
+            if self._depth > 1 and n_steps:
                 self._defer_indexing()
-            self.conn.executemany(_INSERT_STEP, rows_values(steps))
+            self.conn.executemany(_INSERT_STEP, steps)
             for span in spans:
                 self._insert_span(span)
             return True

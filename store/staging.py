@@ -35,12 +35,12 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO
+from typing import IO, Any
 
-from store.db import _EPISODE_AND_TASK, _PUT_TASK, HIDDEN, Store, _insert_sql
+from store.db import _EPISODE_AND_TASK, _ID, _PUT_TASK, HIDDEN, Store, _insert_sql
 from store.locks import retrying
 from store.records import Batch, Episode, Span, Step, Task
-from store.rows import row_values, to_row
+from store.rows import column_names, row_values, rows_values, to_row
 
 STAGING = HIDDEN + "import "
 """The start of every staging workspace's name (then the import's key)."""
@@ -54,14 +54,32 @@ TARGET_HOLD = 0.25
 """Seconds a chunk's transaction should hold the write lock, at most about (chunks are sized
 from the last one's time to stay under it)."""
 
-StagedEpisode = tuple[Batch, Task, Episode, Sequence[Step], Sequence[Span]]
-"""One episode to stage: the batch it belongs to, its task, itself, its steps and its spans."""
+StagedEpisode = tuple[
+    Batch, tuple[Any, ...], tuple[Any, ...], list[tuple[Any, ...]], Sequence[Span]
+]
+"""One episode to stage (:func:`staged`): the batch it belongs to, its task's row, its row, its
+steps' rows and its spans."""
+_TASK_ID = column_names(Task).index("id")
 Source = tuple[str, str, str, str | None, int]
 """A source file to record when publishing: hash, path, format, batch id, episodes added."""
 
 _INSERT_BATCH = _insert_sql(
     "batches", ["id", "name", "kind", "params", "created_at", "workspace"], "INSERT OR IGNORE"
 )
+
+
+def staged(
+    batch: Batch, task: Task, episode: Episode, steps: Sequence[Step], spans: Sequence[Span]
+) -> StagedEpisode:
+    """An episode ready to stage: its records turned into the rows that will be stored.
+
+    An import keeps a chunk's episodes until it stages them; kept as tuples of plain values
+    rather than records, they cost Python's cyclic garbage collector nothing (it stops
+    tracking such tuples), where thousands of live records made every full collection of a
+    big import slower.
+    """
+    steps_rows = [tuple(r) for r in rows_values(steps)]
+    return batch, tuple(row_values(task)), tuple(row_values(episode)), steps_rows, spans
 
 
 class _Taken(Exception):
@@ -117,7 +135,7 @@ class StagedImport:
         """Stage a chunk of episodes in one transaction; for each, whether it is new (an
         episode with its id exists already, or comes earlier in this import, otherwise)."""
         if self.dry_run:
-            return [self._new(episode.id) for _, _, episode, _, _ in chunk]
+            return [self._new(row[_ID]) for _, _, row, _, _ in chunk]
         if not self._opened:
             self._open()
         while True:
@@ -137,21 +155,21 @@ class StagedImport:
         self,
         made: dict[str, _Target],
         batch: Batch,
-        task: Task,
-        episode: Episode,
-        steps: Sequence[Step],
+        task: tuple[Any, ...],
+        row: tuple[Any, ...],
+        steps: list[tuple[Any, ...]],
         spans: Sequence[Span],
     ) -> bool:
         conn = self.store.conn
         target = self._targets.get(batch.id) or made.get(batch.id)
         if target is None:
             target = made[batch.id] = self._target(batch)
-        found = conn.execute(_EPISODE_AND_TASK, (episode.id, task.id)).fetchone()
+        found = conn.execute(_EPISODE_AND_TASK, (row[_ID], task[_TASK_ID])).fetchone()
         if found[0]:
             return False
         if found[1] is None:  # stored with its first episode (see the module)
-            conn.execute(_PUT_TASK, row_values(task))
-        return self.store.add_episode(episode, steps, spans, batch_id=target.staged)
+            conn.execute(_PUT_TASK, task)
+        return self.store._add_rows(row, steps, len(steps), spans, batch_id=target.staged)
 
     def _target(self, batch: Batch) -> _Target:
         """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch

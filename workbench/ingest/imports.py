@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Literal
 
 from store import Batch, DatabaseBusy, Store
-from store.staging import Source, StagedEpisode, StagedImport, clean_up, interrupted, next_size
+from store.staging import (
+    Source,
+    StagedEpisode,
+    StagedImport,
+    clean_up,
+    interrupted,
+    next_size,
+    staged,
+)
 from workbench.ingest import formats
 from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
 from workbench.progress import NullProgress, Progress, check_cancel
@@ -71,16 +79,15 @@ class FileReport:
         """Whether the file gave no episode at all (neither new nor already present)."""
         return self.status != "duplicate" and self.episodes + self.existing == 0
 
-    def count(self, parsed: ParsedEpisode) -> None:
+    def count(self, success: bool | None, steps: int) -> None:
         """Count one added episode's outcome and steps."""
-        success = parsed.episode.outcome.success
         if success is None:
             self.unknown += 1
         elif success:
             self.succeeded += 1
         else:
             self.failed += 1
-        self.steps += len(parsed.steps)
+        self.steps += steps
 
 
 @dataclass
@@ -199,8 +206,8 @@ class _Import:
         self.preview: list[ParsedEpisode] = []
         """The first parsed episodes, for the report."""
         self.pending: list[StagedEpisode] = []
-        self.reports: list[tuple[FileReport, ParsedEpisode]] = []
-        """The file report and parsed episode of each pending episode, to count it."""
+        self.reports: list[tuple[FileReport, bool | None, int]] = []
+        """The file report, success and steps of each pending episode, to count it."""
         self.rows = 0
         self.bytes = 0
         self.limit = CHUNK_ROWS
@@ -220,8 +227,8 @@ class _Import:
         batch = parsed.batch
         if batch is None:
             batch, self.used = self.batch, True
-        self.pending.append((batch, parsed.task, parsed.episode, parsed.steps, parsed.spans))
-        self.reports.append((report, parsed))
+        self.pending.append(staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans))
+        self.reports.append((report, parsed.episode.outcome.success, len(parsed.steps)))
         self.rows += 1 + len(parsed.steps)
         self.bytes += size
         if self.rows >= self.limit or self.bytes >= CHUNK_BYTES:
@@ -232,10 +239,10 @@ class _Import:
         if not self.pending:
             return
         new = self.staged.add(self.pending)
-        for added, (report, parsed) in zip(new, self.reports, strict=True):
+        for added, (report, success, steps) in zip(new, self.reports, strict=True):
             if added:
                 report.episodes += 1
-                report.count(parsed)
+                report.count(success, steps)
             else:
                 report.existing += 1
         if not self.staged.dry_run:
