@@ -427,10 +427,13 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         n_steps: int,
         spans: Sequence[Span] = (),
         batch_id: str | None = None,
+        found: Sequence[Any] | None = None,
     ) -> bool:
-        """:meth:`add_episode` of an episode's row and its steps' rows (``rows.row_values``)."""
+        """:meth:`add_episode` of an episode's row and its steps' rows (``rows.row_values``);
+        ``found``: what ``_EPISODE_AND_TASK`` gave for it, when the caller just read it."""
         with self.transaction():
-            found = self._rows(_EPISODE_AND_TASK, (row[_ID], row[_TASK]))[0]
+            if found is None:
+                found = self._rows(_EPISODE_AND_TASK, (row[_ID], row[_TASK]))[0]
             if found[0]:
                 return False
             if found[1] is None:

@@ -59,7 +59,9 @@ StagedEpisode = tuple[
 ]
 """One episode to stage (:func:`staged`): the batch it belongs to, its task's row, its row, its
 steps' rows and its spans."""
-_TASK_ID = column_names(Task).index("id")
+_TASK_ID, _TASK_FAMILY, _TASK_SPLIT = (
+    column_names(Task).index(c) for c in ("id", "family", "split")
+)
 Source = tuple[str, str, str, str | None, int]
 """A source file to record when publishing: hash, path, format, batch id, episodes added."""
 
@@ -169,7 +171,8 @@ class StagedImport:
             return False
         if found[1] is None:  # stored with its first episode (see the module)
             conn.execute(_PUT_TASK, task)
-        return self.store._add_rows(row, steps, len(steps), spans, batch_id=target.staged)
+            found = (0, task[_TASK_FAMILY], task[_TASK_SPLIT])
+        return self.store._add_rows(row, steps, len(steps), spans, target.staged, found)
 
     def _target(self, batch: Batch) -> _Target:
         """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch
