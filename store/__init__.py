@@ -31,6 +31,7 @@ from store.db import (
     default_db_path,
 )
 from store.evolution import DEFAULT_REGIMES, MASKS, REGIMES, Checkpoint, Evolution, Regime
+from store.locks import DatabaseBusy, LockStats
 from store.manual import RULE_TYPES, LibraryEntry, Manual, ManualRule, RuleEvent, RuleType
 from store.migrations import SCHEMA_VERSION
 from store.records import (
@@ -70,6 +71,7 @@ __all__ = [
     "Claim",
     "Cluster",
     "CompileAttempt",
+    "DatabaseBusy",
     "Episode",
     "EpisodeFilter",
     "Evolution",
@@ -83,6 +85,7 @@ __all__ = [
     "LedgerEntry",
     "LibraryEntry",
     "ListedEpisode",
+    "LockStats",
     "Manual",
     "ManualRule",
     "ObligationCheck",

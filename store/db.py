@@ -7,15 +7,17 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from store.analyses import AnalysisTables
 from store.evolution import EvolutionTables
+from store.locks import BUSY_TIMEOUT_MS, LockStats, LockWaitHook, retrying
 from store.manual_tables import ManualTables
 from store.migrations import FTS_COLUMNS, FTS_INSERT_TRIGGER, migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
@@ -26,6 +28,8 @@ from store.synth import SynthTables
 if TYPE_CHECKING:
     import sqlite_utils
 
+T = TypeVar("T")
+
 DEFAULT_DB = "workbench.db"
 """Database used when neither ``--db`` nor ``WORKBENCH_DB`` names one."""
 
@@ -35,6 +39,16 @@ OutcomeFilter = Literal["failed", "passed", "unknown"]
 FilterColumn = Literal["family", "agent", "batch", "task"]
 """The filters of an :class:`EpisodeFilter` that name something recorded (see
 :meth:`Store.unmatched`)."""
+
+
+HIDDEN = "\x01"
+"""Workspaces whose name starts with this character are hidden from every reader: an import's
+batches live in one while it is being written (:mod:`store.staging`). A store cannot be opened
+in such a workspace, and every listing, count, search and statistic is scoped to the store's
+workspace (:meth:`Store.scoped`), so that is where the filter lives; reads by id
+(:meth:`Store.episode`, :meth:`Store.batch`) skip hidden batches too."""
+_VISIBLE = "(SELECT unicode(workspace) FROM batches WHERE id = {}) IS NOT 1"
+"""SQL: the batch whose id is ``{}`` is not hidden (``unicode`` of :data:`HIDDEN` is 1)."""
 
 
 def default_db_path() -> Path:
@@ -228,7 +242,9 @@ def _insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str
 
 _INSERT_STEP = _insert_sql("steps", _STEP_COLUMNS)
 _INSERT_EPISODE = _insert_sql("episodes", _EPISODE_COLUMNS)
-_N_STEPS, _FAMILY, _SPLIT = (_EPISODE_COLUMNS.index(c) for c in ("n_steps", "family", "split"))
+_ID, _TASK, _N_STEPS, _FAMILY, _SPLIT, _BATCH = (
+    _EPISODE_COLUMNS.index(c) for c in ("id", "task_id", "n_steps", "family", "split", "batch_id")
+)
 _EPISODE_AND_TASK = (
     "SELECT EXISTS (SELECT 1 FROM episodes WHERE id = ?1), "
     "(SELECT family FROM tasks WHERE id = ?2), (SELECT split FROM tasks WHERE id = ?2)"
@@ -252,19 +268,31 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             for a private in-memory database.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_DB, workspace: str = "") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = DEFAULT_DB,
+        workspace: str = "",
+        on_lock_wait: LockWaitHook | None = None,
+    ) -> None:
+        if workspace.startswith(HIDDEN):
+            raise ValueError("a workspace name cannot start with the character U+0001")
         self.path = str(path)
         self.workspace = workspace
         """Episodes, analyses, specs and artifacts this store sees and writes ('' is the
         researcher's own; experiments such as ``workbench evolve`` work in their own)."""
+        self.on_lock_wait = on_lock_wait
+        """Told each time a write finds the lock taken by another writer and tries again
+        (:mod:`store.locks`); the CLI prints a line, the TUI a notice."""
+        self.locks = LockStats()
+        """How long this connection's write transactions held the lock, and its waits."""
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         if self.path != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
+            self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"))
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA cache_size = -65536")
         self.conn = conn
@@ -275,7 +303,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         (the per-row trigger is dropped); ``None`` otherwise."""
         self._unindexed_frame = 0
         """The transaction frame (0: the outermost) whose rollback would undo the drop."""
-        self.schema_version = migrate(conn)
+        self.schema_version = self._retrying(lambda: migrate(conn))
 
     @cached_property
     def db(self) -> sqlite_utils.Database:
@@ -301,12 +329,25 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     # -- transactions ---------------------------------------------------------------------
 
+    def _retrying(self, action: Callable[[], T]) -> T:
+        """``action()``, waiting (reported, bounded) while another writer holds the lock."""
+        return retrying(action, self.path, self.locks, self.on_lock_wait)
+
     @contextmanager
     def transaction(self) -> Iterator[Store]:
-        """All writes inside commit together or not at all. Nested uses become savepoints."""
+        """All writes inside commit together or not at all. Nested uses become savepoints.
+
+        The outermost one takes the write lock first (``BEGIN IMMEDIATE``), waiting while
+        another writer holds it (:mod:`store.locks`), and counts how long it held it
+        (:attr:`locks`).
+        """
         with self._lock:
             depth = self._depth
-            self.conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT sp{depth}")
+            if depth == 0:
+                self._retrying(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+                began = time.perf_counter()
+            else:
+                self.conn.execute(f"SAVEPOINT sp{depth}")
             self._depth += 1
             try:
                 yield self
@@ -318,6 +359,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
                     self._unindexed = None  # the rollback restores the trigger
                 if depth == 0:
                     self.conn.execute("ROLLBACK")
+                    self.locks.held(time.perf_counter() - began)
                 else:
                     self.conn.execute(f"ROLLBACK TO sp{depth}")
                     self.conn.execute(f"RELEASE sp{depth}")
@@ -326,6 +368,17 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             if depth and self._unindexed_frame == depth:
                 self._unindexed_frame = depth - 1  # released into the enclosing frame
             self.conn.execute("COMMIT" if depth == 0 else f"RELEASE sp{depth}")
+            if depth == 0:
+                self.locks.held(time.perf_counter() - began)
+
+    def _write(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        """One write statement: inside the current transaction, else in its own (so that a
+        taken lock is waited for like any transaction's)."""
+        with self._lock:
+            if self._depth:
+                return self.conn.execute(sql, params)
+        with self.transaction():
+            return self.conn.execute(sql, params)
 
     # -- the full-text index during bulk inserts -----------------------------------------------
     #
@@ -361,8 +414,8 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
     # -- batches, tasks, sources ----------------------------------------------------------
 
     def _insert_or_ignore(self, table: str, row: dict[str, Any]) -> None:
-        with self._lock:  # one statement: atomic on its own, no savepoint needed
-            self.conn.execute(_insert_sql(table, list(row), "INSERT OR IGNORE"), list(row.values()))
+        # one statement: atomic on its own, no savepoint needed
+        self._write(_insert_sql(table, list(row), "INSERT OR IGNORE"), list(row.values()))
 
     def put_batch(self, batch: Batch) -> None:
         """Insert a batch into this store's workspace, or leave an existing one with the same
@@ -374,8 +427,11 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         return where if where.workspace is not None else replace(where, workspace=self.workspace)
 
     def batch(self, batch_id: str) -> Batch | None:
-        """The batch with this id or name."""
-        rows = self._rows("SELECT * FROM batches WHERE id = ? OR name = ?", (batch_id, batch_id))
+        """The batch with this id or name (not a hidden one, see :data:`HIDDEN`)."""
+        rows = self._rows(
+            "SELECT * FROM batches WHERE (id = ? OR name = ?) AND unicode(workspace) IS NOT 1",
+            (batch_id, batch_id),
+        )
         return from_row(Batch, rows[0]) if rows else None
 
     def batches(self) -> list[Batch]:
@@ -387,8 +443,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     def put_task(self, task: Task) -> None:
         """Insert a task, or leave an existing one with the same id as it is."""
-        with self._lock:  # one statement: atomic on its own, no savepoint needed
-            self.conn.execute(_PUT_TASK, row_values(task))
+        self._write(_PUT_TASK, row_values(task))  # one statement: atomic, no savepoint needed
 
     def task(self, task_id: str) -> Task | None:
         """The task with this id."""
@@ -403,43 +458,66 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         self, content_hash: str, path: str, fmt: str, batch_id: str | None, n_episodes: int
     ) -> None:
         """Remember that a file was imported, so importing it again adds nothing."""
-        with self._lock:  # one statement: atomic on its own, no savepoint needed
-            self.conn.execute(
-                "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
-                (content_hash, path, fmt, batch_id, n_episodes, utcnow().isoformat()),
-            )
+        self._write(
+            "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
+            (content_hash, path, fmt, batch_id, n_episodes, utcnow().isoformat()),
+        )
 
     # -- episodes and steps ---------------------------------------------------------------
 
     def add_episode(
-        self, episode: Episode, steps: Sequence[Step], spans: Sequence[Span] = ()
+        self,
+        episode: Episode,
+        steps: Sequence[Step],
+        spans: Sequence[Span] = (),
+        batch_id: str | None = None,
     ) -> bool:
         """Insert an episode with its steps and spans in one transaction.
 
         The episode's ``n_steps`` is set from ``steps`` and its ``family`` and ``split`` from
-        its task, which must be stored already. Returns ``False`` (and writes
-        nothing) when an episode with the same id exists already. Inside a larger transaction
-        the steps are indexed for search in bulk when it commits (see :meth:`_defer_indexing`).
+        its task, which must be stored already; ``batch_id``, when given, is stored instead of
+        the episode's own (an import staging it, see :mod:`store.staging`). Returns ``False``
+        (and writes nothing) when an episode with the same id exists already. Inside a larger
+        transaction the steps are indexed for search in bulk when it commits (see
+        :meth:`_defer_indexing`).
         """
+        return self._add_rows(row_values(episode), rows_values(steps), len(steps), spans, batch_id)
+
+    def _add_rows(
+        self,
+        row: Sequence[Any],
+        steps: Iterable[Sequence[Any]],
+        n_steps: int,
+        spans: Sequence[Span] = (),
+        batch_id: str | None = None,
+        found: Sequence[Any] | None = None,
+    ) -> bool:
+        """:meth:`add_episode` of an episode's row and its steps' rows (``rows.row_values``);
+        ``found``: what ``_EPISODE_AND_TASK`` gave for it, when the caller just read it."""
         with self.transaction():
-            found = self._rows(_EPISODE_AND_TASK, (episode.id, episode.task_id))[0]
+            if found is None:
+                found = self._rows(_EPISODE_AND_TASK, (row[_ID], row[_TASK]))[0]
             if found[0]:
                 return False
             if found[1] is None:
-                raise KeyError(f"episode {episode.id!r} names unknown task {episode.task_id!r}")
-            row = row_values(episode)
-            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = len(steps), found[1], found[2]
+                raise KeyError(f"episode {row[_ID]!r} names unknown task {row[_TASK]!r}")
+            row = list(row)
+            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = n_steps, found[1], found[2]
+            if batch_id is not None:
+                row[_BATCH] = batch_id
             self.conn.execute(_INSERT_EPISODE, row)
-            if self._depth > 1 and steps:
+            if self._depth > 1 and n_steps:
                 self._defer_indexing()
-            self.conn.executemany(_INSERT_STEP, rows_values(steps))
+            self.conn.executemany(_INSERT_STEP, steps)
             for span in spans:
                 self._insert_span(span)
             return True
 
     def episode(self, episode_id: str) -> Episode | None:
-        """The episode with this id."""
-        rows = self._rows("SELECT * FROM episodes WHERE id = ?", (episode_id,))
+        """The episode with this id (not one of an import still being written)."""
+        rows = self._rows(
+            f"SELECT * FROM episodes WHERE id = ? AND {_VISIBLE.format('batch_id')}", (episode_id,)
+        )
         return from_row(Episode, rows[0]) if rows else None
 
     def episodes(

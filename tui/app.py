@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -77,7 +79,9 @@ class WorkbenchApp(App[None]):
         super().__init__()
         self.db_path = Path(db_path)
         self.session = Session(
-            StorePool(self.db_path, workspace=workspace), reasoner=reasoner, executor=executor
+            StorePool(self.db_path, workspace=workspace, on_lock_wait=self.lock_wait),
+            reasoner=reasoner,
+            executor=executor,
         )
         self.page_size = page_size
         self.poll_interval = poll_interval
@@ -85,6 +89,18 @@ class WorkbenchApp(App[None]):
         self._bare: Screen | None = None
         """The screen beneath the trajectory opened at start (``None``: none opened)."""
         self.title = self.header_title()
+
+    def lock_wait(self, retry: int, waited: float) -> None:
+        """A write waits for another writer's lock: say so in a notification (told from any
+        thread)."""
+        message = (
+            f"waiting for the database lock held by another writer… (retry {retry}, {waited:.0f} s)"
+        )
+        if self._thread_id == threading.get_ident():
+            self.notify(message, severity="warning")
+        else:
+            with contextlib.suppress(RuntimeError):  # the app is not running (any more)
+                self.call_from_thread(self.notify, message, severity="warning")
 
     def header_title(self) -> str:
         """The app's title, followed by the backend when it is a model (or misconfigured)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, get_args
 
 from store import EpisodeFilter, ListedEpisode, Step, Store
 from store.db import OutcomeFilter
+from store.locks import LockWaitHook
 from store.records import Split
 from workbench.backends import Backends, ReasonerConfig, backends_from, reasoner_config
 from workbench.llm.client import ConfigError
@@ -54,11 +55,19 @@ class StorePool:
         path: the database file.
         keep: how many idle stores to keep open for reuse.
         workspace: the workspace the stores see ('' is the researcher's own).
+        on_lock_wait: told when a store's write waits for another writer's lock (any thread).
     """
 
-    def __init__(self, path: str | os.PathLike[str], keep: int = 4, workspace: str = "") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        keep: int = 4,
+        workspace: str = "",
+        on_lock_wait: LockWaitHook | None = None,
+    ) -> None:
         self.path = str(path)
         self.workspace = workspace
+        self.on_lock_wait = on_lock_wait
         self.name = os.path.basename(self.path) + (f" [{workspace}]" if workspace else "")
         self._idle: queue.LifoQueue[Store] = queue.LifoQueue(maxsize=keep)
         self._lock = threading.Lock()
@@ -70,7 +79,7 @@ class StorePool:
         try:
             opened = self._idle.get_nowait()
         except queue.Empty:
-            opened = Store(self.path, workspace=self.workspace)
+            opened = Store(self.path, workspace=self.workspace, on_lock_wait=self.on_lock_wait)
         try:
             yield opened
         finally:

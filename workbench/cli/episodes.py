@@ -56,8 +56,9 @@ class ImportCommand(click.Command):
 
 
 IMPORT_HELP = (
-    "Import trajectory files or folders of them, in one transaction: all or nothing. "
-    "Importing a file again adds nothing. Ends with a summary per file; a named file or "
+    "Import trajectory files or folders of them, all or nothing: written out of sight in "
+    "short transactions (other writers go on), shown at once. Importing a file again adds "
+    "nothing. Ends with a summary per file; a named file or "
     "folder that gives no episode fails the import. The format is detected per file:\n\n\b\n"
 )
 
@@ -107,8 +108,8 @@ def import_command(
     samples: bool,
     dry_run: bool,
 ) -> None:
-    """Import trajectory files or folders of them, in one transaction: all or nothing.
-    Importing a file again adds nothing."""
+    """Import trajectory files or folders of them, all or nothing (staged out of sight in short
+    transactions, published in one). Importing a file again adds nothing."""
     from workbench.ingest import SAMPLES, IngestError, import_paths
     from workbench.ingest.imports import NothingImported
     from workbench.progress import Cancelled

@@ -216,12 +216,24 @@ def given_db(db_path: Path | None) -> Path | None:
     return db_path or click.get_current_context().find_root().meta.get("db_path")
 
 
+def lock_wait(retry: int, waited: float) -> None:
+    """Say on stderr (above any progress bar) that a write waits for another writer's lock."""
+    errors.print(
+        f"[yellow]waiting for the database lock held by another writer… "
+        f"(retry {retry}, {waited:.0f} s)[/]",
+        soft_wrap=True,
+    )
+
+
 def open_store(path: Path, workspace: str = "") -> Store:
-    """The store at ``path``; a file that cannot be opened as one is a one-line error."""
-    from store import Store
+    """The store at ``path``, whose writes report waiting for the lock (:func:`lock_wait`); a
+    file that cannot be opened as one, or stays locked, is a one-line error."""
+    from store import DatabaseBusy, Store
 
     try:
-        return Store(path, workspace=workspace)
+        return Store(path, workspace=workspace, on_lock_wait=lock_wait)
+    except DatabaseBusy as error:
+        raise click.ClickException(str(error)) from None
     except (sqlite3.Error, OSError, RuntimeError) as error:
         raise click.ClickException(f"cannot open database {path}: {error}") from error
 
@@ -262,12 +274,16 @@ def _with_store(
                 f"no database at {path}: check --db (or WORKBENCH_DB), or create one with "
                 "`workbench demo`, `workbench import` or `workbench run`"
             )
+        from store import DatabaseBusy
+
         chosen = workspace if workspace is not None else given_workspace(given)
         with open_store(path, chosen) as store:
             if isinstance(kwargs.get("where"), EpisodeFilter):
                 check_filter(store, kwargs["where"])
             try:
                 return command(store=store, **kwargs)
+            except DatabaseBusy as error:
+                raise click.ClickException(str(error)) from None
             except sqlite3.OperationalError as error:
                 meaning = unwritable(error)
                 if meaning is None:

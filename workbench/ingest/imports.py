@@ -1,8 +1,10 @@
-"""Importing files into the store: detection, hashing, one transaction per import, and the
-report of what each file gave (or why it gave nothing)."""
+"""Importing files into the store: detection, hashing, all or nothing per import (staged in
+short transactions, published in one: :mod:`store.staging`), and the report of what each file
+gave (or why it gave nothing)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import Iterable
@@ -11,7 +13,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from store import Batch, Store
+from store import Batch, DatabaseBusy, Store
+from store.staging import (
+    Source,
+    StagedEpisode,
+    StagedImport,
+    clean_up,
+    interrupted,
+    next_size,
+    staged,
+)
 from workbench.ingest import formats
 from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
 from workbench.progress import NullProgress, Progress, check_cancel
@@ -23,6 +34,11 @@ PREVIEW = 3
 READ_ONCE = 1 << 20
 """Files up to this size are read into memory once, to hash and to parse; larger ones are
 read twice (hashed, then streamed), so that memory stays flat whatever a file's size."""
+CHUNK_ROWS = 4000
+"""Rows (episodes and steps) of the first chunk an import stages in one transaction; later
+chunks are sized from how long the last one held the write lock (``store.staging``)."""
+CHUNK_BYTES = 4 << 20
+"""A chunk is staged once it holds this many bytes of the file, whatever its rows."""
 
 
 @dataclass
@@ -63,16 +79,15 @@ class FileReport:
         """Whether the file gave no episode at all (neither new nor already present)."""
         return self.status != "duplicate" and self.episodes + self.existing == 0
 
-    def count(self, parsed: ParsedEpisode) -> None:
+    def count(self, success: bool | None, steps: int) -> None:
         """Count one added episode's outcome and steps."""
-        success = parsed.episode.outcome.success
         if success is None:
             self.unknown += 1
         elif success:
             self.succeeded += 1
         else:
             self.failed += 1
-        self.steps += len(parsed.steps)
+        self.steps += steps
 
 
 @dataclass
@@ -130,10 +145,6 @@ class NothingImported(IngestError):
         return self.message if not self.path else super().__str__()
 
 
-class _DryRun(Exception):
-    """Raised inside a dry run's transaction to roll it back."""
-
-
 def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
     """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped).
 
@@ -177,38 +188,80 @@ def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
 
 
 class _Import:
-    """State of one running import (one transaction)."""
+    """State of one running import: parsed episodes gathered into chunks, each staged in one
+    short transaction, and the files to record when it is published."""
 
-    def __init__(self, store: Store, batch_name: str | None, params: dict[str, object]) -> None:
+    def __init__(
+        self, store: Store, batch_name: str | None, params: dict[str, object], dry_run: bool
+    ) -> None:
         self.store = store
         existing = store.batch(batch_name) if batch_name else None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.batch = existing or Batch(
             id=f"import-{stamp}", name=batch_name or f"import-{stamp}", kind="import", params=params
         )
+        self.staged = StagedImport(store, dry_run=dry_run)
         self.used = False
         """Whether an episode went into the import's batch (only then is the batch stored)."""
         self.preview: list[ParsedEpisode] = []
         """The first parsed episodes, for the report."""
-        self.tasks: set[str] = set()
-        """Tasks stored by this import: storing one again would leave it as it is."""
+        self.pending: list[StagedEpisode] = []
+        self.reports: list[tuple[FileReport, bool | None, int]] = []
+        """The file report, success and steps of each pending episode, to count it."""
+        self.rows = 0
+        self.bytes = 0
+        self.limit = CHUNK_ROWS
+        self.sources: list[tuple[str, str, str, str | None, FileReport]] = []
+        """Files read, to record when publishing (with the report that counts their episodes)."""
+        self.hashes: set[str] = set()
+        """Content hashes of the files read, so that a file named twice is read once."""
 
-    def store_episode(self, parsed: ParsedEpisode, report: FileReport) -> None:
+    def imported(self, content_hash: str) -> bool:
+        """Whether a file with this content was imported before, or earlier in this import."""
+        return content_hash in self.hashes or self.store.has_source(content_hash)
+
+    def store_episode(self, parsed: ParsedEpisode, report: FileReport, size: int) -> None:
+        """Add a parsed episode to the chunk (``size``: the bytes of the file it came from)."""
         if len(self.preview) < PREVIEW:
             self.preview.append(parsed)
-        if parsed.batch is not None:
-            self.store.put_batch(parsed.batch)
-        elif not self.used:
-            self.store.put_batch(self.batch)
-            self.used = True
-        if parsed.task.id not in self.tasks:  # (put_task keeps the first of an id)
-            self.store.put_task(parsed.task)
-            self.tasks.add(parsed.task.id)
-        if self.store.add_episode(parsed.episode, parsed.steps, parsed.spans):
-            report.episodes += 1
-            report.count(parsed)
-        else:
-            report.existing += 1
+        batch = parsed.batch
+        if batch is None:
+            batch, self.used = self.batch, True
+        self.pending.append(staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans))
+        self.reports.append((report, parsed.episode.outcome.success, len(parsed.steps)))
+        self.rows += 1 + len(parsed.steps)
+        self.bytes += size
+        if self.rows >= self.limit or self.bytes >= CHUNK_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Stage the pending episodes in one transaction and count them."""
+        if not self.pending:
+            return
+        new = self.staged.add(self.pending)
+        for added, (report, success, steps) in zip(new, self.reports, strict=True):
+            if added:
+                report.episodes += 1
+                report.count(success, steps)
+            else:
+                report.existing += 1
+        if not self.staged.dry_run:
+            self.limit = next_size(self.rows, self.store.locks.last)
+        self.pending, self.reports, self.rows, self.bytes = [], [], 0, 0
+
+    def add_source(self, content_hash: str, path: Path, fmt: str, report: FileReport) -> None:
+        """Record a file read to the end, once the import is published."""
+        self.hashes.add(content_hash)
+        batch_id = self.batch.id if self.used else None
+        self.sources.append((content_hash, str(path), fmt, batch_id, report))
+
+    def publish(self) -> None:
+        """Make the import visible, all at once."""
+        resolved = self.staged.batch_id
+        sources: list[Source] = [
+            (h, p, f, b and resolved(b), r.episodes) for h, p, f, b, r in self.sources
+        ]
+        self.staged.publish(sources)
 
 
 def import_paths(
@@ -223,10 +276,12 @@ def import_paths(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> ImportReport:
-    """Import trajectory files (and directories of them) in one transaction.
+    """Import trajectory files (and directories of them), all or nothing.
 
-    Any error — a bad record without ``skip_bad``, a file no format claims, cancellation —
-    rolls the whole import back and is raised (:class:`IngestError`, or
+    Episodes are staged out of sight in short transactions (none holds the write lock for
+    long, so other writers go on) and published in one: readers see all of the import or none
+    of it (:mod:`store.staging`). Any error — a bad record without ``skip_bad``, a file no
+    format claims, cancellation — removes what was staged and is raised (:class:`IngestError`, or
     :class:`~workbench.progress.Cancelled`). So does a named file, or named folder, that
     gives no episode (:class:`NothingImported`); with ``skip_bad`` the rest is imported and
     :meth:`ImportReport.failures` says why. Files whose content was imported before are
@@ -241,7 +296,8 @@ def import_paths(
         results: a results/evaluation file to join outcomes from (formats that support it).
         skip_bad: skip unreadable records (and files), reporting why, instead of failing.
         batch: name of the batch to add episodes to (created if new).
-        dry_run: read and check everything, report it, and write nothing.
+        dry_run: read and check everything, report it, and write nothing (nor wait for the
+            write lock).
         progress: receives bytes read.
         cancel: set it to stop; the import rolls back.
     """
@@ -257,21 +313,34 @@ def import_paths(
         "format": forced.name if forced else None,
         "results": str(results) if results else None,
     }
-    job = _Import(store, batch, params)
+    if not dry_run and interrupted(store):  # imports killed before they were published
+        progress.start(None, "removing an interrupted import")
+        clean_up(store)
+    job = _Import(store, batch, params, dry_run)
     report = ImportReport(batch_id=None, dry_run=dry_run)
     progress.start(sum(p.stat().st_size for p, _ in files), "importing")
     try:
-        with store.transaction():
-            for path, named in files:
-                report.files.append(
-                    _import_file(job, path, named, forced, results_path, skip_bad, progress, cancel)
-                )
-            _finish(job, report, files, [p for p in given if p.is_dir()], skip_bad)
-    except _DryRun:
-        pass
+        for path, named in files:
+            report.files.append(
+                _import_file(job, path, named, forced, results_path, skip_bad, progress, cancel)
+            )
+        job.flush()
+        _finish(job, report, files, [p for p in given if p.is_dir()], skip_bad)
+        job.publish()
+    except BaseException as error:
+        if not isinstance(error, DatabaseBusy):  # (removing would wait as long again)
+            _discard(job)
+        raise
     finally:
         progress.finish()
     return report
+
+
+def _discard(job: _Import) -> None:
+    """Remove what a failed import staged; when that fails too (the lock stayed taken, the
+    process is interrupted again), the next import removes it."""
+    with contextlib.suppress(Exception):
+        job.staged.discard()
 
 
 def _finish(
@@ -281,11 +350,11 @@ def _finish(
     folders: list[Path],
     skip_bad: bool,
 ) -> None:
-    """Complete the report; fail on named paths that gave nothing; roll a dry run back.
+    """Complete the report; fail on named paths that gave nothing.
 
     ``files`` are the files read, in the order of their reports.
     """
-    report.batch_id = job.batch.id if job.used else None
+    report.batch_id = job.staged.batch_id(job.batch.id) if job.used else None
     report.preview = job.preview
     for folder in folders:
         reports = zip(files, report.files, strict=True)
@@ -296,8 +365,6 @@ def _finish(
             report.folders.append((str(folder), what))
     if report.failures() and not skip_bad:
         raise NothingImported(report)
-    if report.dry_run:
-        raise _DryRun
 
 
 def _import_file(
@@ -322,7 +389,7 @@ def _import_file(
     report.format = importer.name
     content = path.read_bytes() if size <= READ_ONCE else None
     digest = content_hash(path, results, first=content)
-    if job.store.has_source(digest):
+    if job.imported(digest):
         report.status = "duplicate"
         progress.advance(size)
         return report
@@ -354,13 +421,13 @@ def _read_file(
     try:
         for item in importer.read(ctx):
             check_cancel(cancel)
+            done = ctx.bytes_read()
             if isinstance(item, IngestError):
                 if not skip_bad:
                     raise item
                 report.bad.append(str(item))
             else:
-                job.store_episode(item, report)
-            done = ctx.bytes_read()
+                job.store_episode(item, report, done - reported)
             progress.advance(done - reported, path.name)
             reported = done
     except IngestError as error:
@@ -377,13 +444,7 @@ def _read_file(
             path, "", "", f"{importer.name} importer failed: {type(error).__name__}: {error}"
         ) from error
     progress.advance(size - reported)
-    job.store.add_source(
-        ctx.content_hash,
-        str(path),
-        importer.name,
-        job.batch.id if job.used else None,
-        report.episodes,
-    )
+    job.add_source(ctx.content_hash, path, importer.name, report)
 
 
 def _why_empty(report: FileReport) -> str:

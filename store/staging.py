@@ -1,0 +1,386 @@
+"""Imports written out of sight in short transactions, and published in one.
+
+An import of any size must not hold SQLite's write lock for long (every other writer waits for
+it), yet readers must see all of it or none of it. So an import (:class:`StagedImport`)
+
+1. writes its episodes in chunks, each its own short transaction, into batches of a hidden
+   workspace of its own (:data:`store.db.HIDDEN`). No reader sees them: every listing, count,
+   search and statistic is scoped to a workspace, a store cannot be opened in a hidden one,
+   and reads by id skip hidden batches;
+2. publishes them in one short transaction: a batch the import made itself is moved into the
+   importing store's workspace (one row changes), episodes meant for a batch that existed
+   already are moved into it from the hidden stand-in that held them (one indexed update), and
+   the import's source files are recorded — only then does importing them again add nothing;
+3. or, when it fails or is cancelled, deletes what it staged, again in short transactions.
+
+An import that is killed leaves its hidden batches behind; the next import removes them
+(:func:`clean_up`) before it reads anything, so running it again imports everything once. Each
+import holds an advisory lock on a file beside the database while it runs
+(``<db>-import-<key>.lock``, named in the import's hidden *anchor* batch), so a hidden import
+whose file nobody holds is known to be dead.
+
+A task is only ever inserted in the transaction that stores the first episode naming it (by an
+import, the runner and the manual builder alike), so a task that no episode names is left over
+from a removed import, and is removed with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from store.db import _EPISODE_AND_TASK, _ID, _PUT_TASK, HIDDEN, Store, _insert_sql
+from store.locks import retrying
+from store.records import Batch, Episode, Span, Step, Task
+from store.rows import column_names, row_values, rows_values, to_row
+
+STAGING = HIDDEN + "import "
+"""The start of every staging workspace's name (then the import's key)."""
+_STAGING_END = HIDDEN + "import!"
+"""The first name after every staging workspace's (``!`` follows the space)."""
+ANCHOR = "staging-"
+"""The start of an import's anchor batch id (then its key): it records the import's owner
+file and where its tasks start."""
+
+TARGET_HOLD = 0.25
+"""Seconds a chunk's transaction should hold the write lock, at most about (chunks are sized
+from the last one's time to stay under it)."""
+
+StagedEpisode = tuple[
+    Batch, tuple[Any, ...], tuple[Any, ...], list[tuple[Any, ...]], Sequence[Span]
+]
+"""One episode to stage (:func:`staged`): the batch it belongs to, its task's row, its row, its
+steps' rows and its spans."""
+_TASK_ID, _TASK_FAMILY, _TASK_SPLIT = (
+    column_names(Task).index(c) for c in ("id", "family", "split")
+)
+Source = tuple[str, str, str, str | None, int]
+"""A source file to record when publishing: hash, path, format, batch id, episodes added."""
+
+_INSERT_BATCH = _insert_sql(
+    "batches", ["id", "name", "kind", "params", "created_at", "workspace"], "INSERT OR IGNORE"
+)
+
+
+def staged(
+    batch: Batch, task: Task, episode: Episode, steps: Sequence[Step], spans: Sequence[Span]
+) -> StagedEpisode:
+    """An episode ready to stage: its records turned into the rows that will be stored.
+
+    An import keeps a chunk's episodes until it stages them; kept as tuples of plain values
+    rather than records, they cost Python's cyclic garbage collector nothing (it stops
+    tracking such tuples), where thousands of live records made every full collection of a
+    big import slower.
+    """
+    steps_rows = [tuple(r) for r in rows_values(steps)]
+    return batch, tuple(row_values(task)), tuple(row_values(episode)), steps_rows, spans
+
+
+class _Taken(Exception):
+    """A batch to stage into is being written by another import (raised inside a chunk's
+    transaction, which is rolled back and tried again once that import is done)."""
+
+    def __init__(self, batch_id: str) -> None:
+        self.batch_id = batch_id
+
+
+@dataclass
+class _Target:
+    """Where one batch's episodes are staged."""
+
+    batch: Batch
+    """The batch they belong to."""
+    staged: str
+    """The hidden batch holding them until publishing: ``batch`` itself when the import makes
+    it, else a stand-in."""
+
+    @property
+    def made(self) -> bool:
+        return self.staged == self.batch.id
+
+
+class StagedImport:
+    """One import's episodes, staged in short transactions and published in one (see the
+    module). A dry run stages nothing: :meth:`add` only tells which episodes are new.
+
+    Args:
+        store: where the episodes go; published into its workspace.
+        dry_run: write nothing.
+    """
+
+    def __init__(self, store: Store, dry_run: bool = False) -> None:
+        self.store = store
+        self.dry_run = dry_run
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
+        self.key = f"{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
+        self.workspace = STAGING + self.key
+        """The hidden workspace of this import's batches."""
+        self.anchor = ANCHOR + self.key
+        self._targets: dict[str, _Target] = {}
+        self._seen: set[str] = set()
+        """Episode ids a dry run has counted as new."""
+        self._stand_ins = 0
+        self._owner: IO[bytes] | None = None
+        self._opened = False
+
+    # -- staging ------------------------------------------------------------------------------
+
+    def add(self, chunk: Sequence[StagedEpisode]) -> list[bool]:
+        """Stage a chunk of episodes in one transaction; for each, whether it is new (an
+        episode with its id exists already, or comes earlier in this import, otherwise)."""
+        if self.dry_run:
+            return [self._new(row[_ID]) for _, _, row, _, _ in chunk]
+        if not self._opened:
+            self._open()
+        while True:
+            made: dict[str, _Target] = {}  # the targets this chunk makes, kept if it commits
+            try:
+                with self.store.transaction():
+                    new = [self._add(made, *staged) for staged in chunk]
+            except _Taken as taken:
+                if self.store._depth:  # inside the caller's transaction: waiting would deadlock
+                    raise sqlite3.OperationalError("database is locked") from None
+                self._wait_for(taken.batch_id)
+                continue
+            self._targets.update(made)
+            return new
+
+    def _add(
+        self,
+        made: dict[str, _Target],
+        batch: Batch,
+        task: tuple[Any, ...],
+        row: tuple[Any, ...],
+        steps: list[tuple[Any, ...]],
+        spans: Sequence[Span],
+    ) -> bool:
+        conn = self.store.conn
+        target = self._targets.get(batch.id) or made.get(batch.id)
+        if target is None:
+            target = made[batch.id] = self._target(batch)
+        found = conn.execute(_EPISODE_AND_TASK, (row[_ID], task[_TASK_ID])).fetchone()
+        if found[0]:
+            return False
+        if found[1] is None:  # stored with its first episode (see the module)
+            conn.execute(_PUT_TASK, task)
+            found = (0, task[_TASK_FAMILY], task[_TASK_SPLIT])
+        return self.store._add_rows(row, steps, len(steps), spans, target.staged, found)
+
+    def _target(self, batch: Batch) -> _Target:
+        """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch
+        of its id (else of its name), or one it makes."""
+        row = self.store.conn.execute(
+            "SELECT id, workspace FROM batches WHERE id = ?1 OR name = ?2 "
+            "ORDER BY id != ?1 LIMIT 1",
+            (batch.id, batch.name),
+        ).fetchone()
+        if row is not None and row[1].startswith(HIDDEN):
+            raise _Taken(row[0])  # (never this import's own: those are known targets)
+        if row is None:  # made by this import: hidden until it is published
+            self._insert_batch(batch)
+            return _Target(batch, batch.id)
+        if row[0] != batch.id:  # the name is another batch's: the episodes go there
+            batch = batch.model_copy(update={"id": row[0]})
+        self._stand_ins += 1
+        stand_in = f"{self.anchor}-{self._stand_ins}"
+        self._insert_batch(Batch(id=stand_in, name=stand_in, kind=batch.kind))
+        return _Target(batch, stand_in)
+
+    def _insert_batch(self, batch: Batch, params: dict | None = None) -> None:
+        row = to_row(batch.model_copy(update={"params": params}) if params else batch)
+        values = [row[c] for c in ("id", "name", "kind", "params", "created_at")]
+        self.store.conn.execute(_INSERT_BATCH, [*values, self.workspace])
+
+    def batch_id(self, batch_id: str) -> str:
+        """The id of the stored batch that the episodes staged for ``batch_id`` go into
+        (another one when a stored batch had its name)."""
+        target = self._targets.get(batch_id)
+        return target.batch.id if target is not None else batch_id
+
+    def _wait_for(self, batch_id: str) -> None:
+        """Wait (reported, bounded) until no other import is writing ``batch_id``."""
+
+        def other_done() -> None:
+            row = self.store.conn.execute(
+                "SELECT workspace FROM batches WHERE id = ?", (batch_id,)
+            ).fetchone()
+            if row is not None and row[0].startswith(HIDDEN):
+                clean_up(self.store)  # unless it is dead
+                raise sqlite3.OperationalError("database is locked")  # waited for like the lock
+
+        store = self.store
+        retrying(other_done, store.path, store.locks, store.on_lock_wait)
+
+    def _new(self, episode_id: str) -> bool:
+        """Whether a dry run's episode is new: no visible episode has its id, nor did an
+        earlier one of this import."""
+        if episode_id in self._seen or self.store.episode(episode_id) is not None:
+            return False
+        self._seen.add(episode_id)
+        return True
+
+    def _open(self) -> None:
+        """Take the owner file and write the anchor batch."""
+        if self.store.path != ":memory:":
+            self._owner = _hold(_owner_path(self.store, self.key))
+            if self._owner is None:
+                raise RuntimeError(f"cannot lock {_owner_path(self.store, self.key)}")
+        with self.store.transaction():
+            tasks_from = self.store.conn.execute(
+                "SELECT coalesce(max(rowid), 0) + 1 FROM tasks"
+            ).fetchone()[0]
+            params = {"owner": self.key, "tasks_from": tasks_from}
+            self._insert_batch(Batch(id=self.anchor, name=self.anchor), params)
+        self._opened = True
+
+    # -- the end ------------------------------------------------------------------------------
+
+    def publish(self, sources: Iterable[Source] = ()) -> None:
+        """Make everything staged visible and record the sources, in one transaction."""
+        if self.dry_run:
+            return
+        store = self.store
+        with store.transaction():
+            conn = store.conn
+            for target in self._targets.values():
+                if target.made:
+                    conn.execute(
+                        "UPDATE batches SET workspace = ? WHERE id = ?",
+                        (store.workspace, target.batch.id),
+                    )
+                    continue
+                if (
+                    store.conn.execute(
+                        "SELECT 1 FROM batches WHERE id = ?", (target.batch.id,)
+                    ).fetchone()
+                    is None
+                ):  # removed while this import ran: stored again
+                    store.put_batch(target.batch)
+                conn.execute(
+                    "UPDATE episodes SET batch_id = ? WHERE batch_id = ?",
+                    (target.batch.id, target.staged),
+                )
+                conn.execute("DELETE FROM batches WHERE id = ?", (target.staged,))
+            for source in sources:
+                store.add_source(*source)
+            conn.execute("DELETE FROM batches WHERE id = ?", (self.anchor,))
+        self._release()
+
+    def discard(self) -> None:
+        """Remove everything staged (in short transactions)."""
+        if self._opened:
+            _remove(self.store, self.workspace)
+        self._release()
+
+    def _release(self) -> None:
+        self._opened = False
+        if self._owner is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._owner.name)
+            self._owner.close()
+            self._owner = None
+
+
+def _owner_path(store: Store, key: str) -> str:
+    return f"{store.path}-import-{key}.lock"
+
+
+def _hold(path: str) -> IO[bytes] | None:
+    """The file at ``path`` (made if missing) under this process's exclusive advisory lock;
+    ``None`` when another process holds it. The lock goes when the file is closed or the
+    process ends, however it ends."""
+    handle = open(path, "ab")  # noqa: SIM115 - held open for the import's length
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+def interrupted(store: Store) -> list[str]:
+    """Keys of the staged imports in the database whose process is gone (their owner file is
+    not locked); the caller's own import is never one of them."""
+    rows = store.conn.execute(
+        "SELECT params FROM batches WHERE workspace >= ? AND workspace < ? AND id LIKE ?",
+        (STAGING, _STAGING_END, ANCHOR + "%"),
+    ).fetchall()
+    dead = []
+    for (params,) in rows:
+        key = json.loads(params)["owner"]
+        if store.path == ":memory:":
+            continue  # a private database: the import that staged it is this process's
+        owner = _hold(_owner_path(store, key))
+        if owner is not None:
+            owner.close()  # (removing it waits for the lock again, see clean_up)
+            dead.append(key)
+    return dead
+
+
+def clean_up(store: Store) -> int:
+    """Remove the staged imports of processes that are gone; how many there were."""
+    removed = 0
+    for key in interrupted(store):
+        owner = _hold(_owner_path(store, key))
+        if owner is None:
+            continue  # another process is removing it
+        try:
+            _remove(store, STAGING + key)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(owner.name)
+            owner.close()
+        removed += 1
+    return removed
+
+
+def _remove(store: Store, workspace: str) -> None:
+    """Delete a staging workspace's episodes (with their steps and spans), the tasks no episode
+    names any more that were stored after it began, and its batches, in short transactions."""
+    conn = store.conn
+    row = conn.execute(
+        "SELECT params FROM batches WHERE workspace = ? AND id LIKE ?", (workspace, ANCHOR + "%")
+    ).fetchone()
+    if row is None:
+        return  # removed already
+    tasks_from = int(json.loads(row[0])["tasks_from"])
+    chunk = 64
+    while True:
+        with store.transaction():
+            deleted = conn.execute(
+                "DELETE FROM episodes WHERE rowid IN (SELECT e.rowid FROM episodes e WHERE "
+                "e.batch_id IN (SELECT id FROM batches WHERE workspace = ?) LIMIT ?)",
+                (workspace, chunk),
+            ).rowcount
+        chunk = next_size(chunk, store.locks.last)
+        if not deleted:
+            break
+    last = conn.execute("SELECT coalesce(max(rowid), 0) FROM tasks").fetchone()[0]
+    for start in range(tasks_from, last + 1, 5000):
+        with store.transaction():
+            conn.execute(
+                "DELETE FROM tasks WHERE rowid >= ? AND rowid < ? AND NOT EXISTS "
+                "(SELECT 1 FROM episodes WHERE task_id = tasks.id)",
+                (start, start + 5000),
+            )
+    with store.transaction():
+        conn.execute("DELETE FROM batches WHERE workspace = ?", (workspace,))
+
+
+def next_size(size: int, held: float, largest: int = 1 << 16) -> int:
+    """The next chunk's size (in rows of any kind), from the last one's ``size`` and the
+    seconds its transaction held the lock: halved above :data:`TARGET_HOLD`, doubled below a
+    quarter of it."""
+    if held > TARGET_HOLD:
+        return max(1, size // 2)
+    if held < TARGET_HOLD / 4:
+        return min(largest, size * 2)
+    return size
