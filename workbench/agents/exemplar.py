@@ -14,11 +14,22 @@ and grounded to an action the world accepts (:func:`workbench.agents.llm.ground`
 :meth:`Environment.valid_actions`). An action whose object (read through the world's
 lexicon) the episode has never seen is taken only when no candidate's is seen.
 
-With no example at all, or no point like the current situation, it stops: it fails honestly
-rather than guessing. It is deterministic (no sampling: ties go to the better-ranked example
-and the earlier point), and records, for every step, which example and point drove it and how
-the action was carried and grounded (episode metadata ``exemplar``). Rules in the guidance
-review its actions as they do the other agents' (a veto skips to the next candidate).
+Among the points, those from which the example went on to gain score are preferred: each
+later step of the example whose score rose (in the episode it comes from) adds to the point's
+promise, each whose score fell takes from it, discounted by how far ahead it is (only the
+sign counts, so no world's scale matters). The examples were retrieved by likeness alone; the
+promise is what a reader of them would look for first.
+
+With no example at all, or no point like the current situation, it stops and fails honestly
+(``fallback="stop"``, the default), or takes the greedy choice of the scripted explorer
+(``fallback="explorer"``: the valid action naming the instruction's words, with an observable
+effect, not repeated where it was taken): with no example at all it then plays as that
+explorer does, so an experiment with and without examples compares the same agent. It is
+deterministic (no sampling: ties go to the better-ranked example and the earlier point; the
+explorer's ties go to the episode's seed), and records, for every step, which example and point
+drove it (or that the fallback did) and how the action was carried and grounded (episode
+metadata ``exemplar``). Rules in the guidance review its actions as they do the other agents'
+(a veto skips to the next candidate).
 
 This measures what synthesized data is worth without a model: the same tasks with and
 without examples, or with examples of one kind against another.
@@ -32,12 +43,14 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from store import Store
+from store import Store, SynthExample
 from workbench.agents.base import AgentSpec, Interaction, OutOfSteps
 from workbench.agents.entities import EntityMap, Pair, phrase_pairs, seen_text, words
+from workbench.agents.explorer import Exploration, ExplorerAgent
 from workbench.agents.guidance import Guidance, review
 from workbench.agents.llm import ground
 from workbench.compare import normalize_action
+from workbench.synth.effects import score_of
 from workbench.synth.heuristic_queries import HeuristicQueryWriter
 from workbench.synth.queries import QueryWriter
 from workbench.synth.retrieval import (
@@ -64,6 +77,12 @@ CANDIDATES = 12
 """Most points tried at one step."""
 REPEATS = 2
 """Most times the same action is taken on the same observation (a loop is left)."""
+PROMISE_WEIGHT = 0.5
+"""What a point's promise (its example's discounted score changes ahead) adds to its score."""
+PROMISE_DISCOUNT = 0.7
+"""How much less each step further ahead counts in a point's promise."""
+FALLBACKS = ("stop", "explorer")
+"""What the agent may do where no example applies."""
 
 
 def likeness(current: str, theirs: str) -> float:
@@ -88,10 +107,12 @@ class Point:
     likeness: float
     agreeing: int
     """How many of the actions before it agree with the episode's latest ones."""
+    promise: float = 0.0
+    """The example's score changes from this point on (signs, discounted by distance)."""
 
     @property
     def score(self) -> float:
-        return self.likeness + AGREEMENT_WEIGHT * self.agreeing
+        return self.likeness + AGREEMENT_WEIGHT * self.agreeing + PROMISE_WEIGHT * self.promise
 
 
 @dataclass(frozen=True)
@@ -116,6 +137,7 @@ class ExemplarAgent:
         m1: most examples from observation-based retrieval per step.
         m2: most examples from model-based retrieval per step.
         query_writer: writes the model-based query (default: the offline one).
+        fallback: where no example applies, ``stop`` or take the ``explorer``'s greedy choice.
     """
 
     name = NAME
@@ -128,10 +150,31 @@ class ExemplarAgent:
         m1: int = M1,
         m2: int = M2,
         query_writer: QueryWriter | None = None,
+        fallback: str = "stop",
     ) -> None:
+        if fallback not in FALLBACKS:
+            raise ValueError(f"unknown fallback {fallback!r}; known: {', '.join(FALLBACKS)}")
         self.store, self.kind, self.m1, self.m2 = store, kind, m1, m2
         self.query_writer = query_writer or HeuristicQueryWriter()
+        self.fallback = fallback
         self._indexes: dict[str, ExampleIndex] = {}
+        self._gains: dict[int | None, list[int]] = {}
+
+    def gains(self, example: SynthExample) -> list[int]:
+        """For each of the example's actions, whether the score rose (1), fell (-1) or stayed
+        (0) at that step of the episode it comes from (steps trimmed from it left out)."""
+        if example.id not in self._gains:
+            steps = self.store.steps(example.episode_id)
+            removed = set((example.checks.get("repeats") or {}).get("removed", []))
+            score, signs = 0.0, {}
+            for step in steps[1:]:
+                after = score_of(step, score)
+                signs[step.index] = (after > score) - (after < score)
+                score = after
+            wanted = [i for i in range(example.start, example.end + 1) if i not in removed]
+            found = [signs.get(i, 0) for i in wanted]
+            self._gains[example.id] = found if len(found) == len(example.actions) else []
+        return self._gains[example.id]
 
     def index(self, env: str) -> ExampleIndex:
         """The index of the kept examples of world ``env`` (opened once per agent)."""
@@ -143,7 +186,7 @@ class ExemplarAgent:
         self, interaction: Interaction, rng: random.Random, guidance: Guidance
     ) -> dict[str, Any]:
         index = self.index(interaction.env.name)
-        episode = _Episode(self, interaction, index, guidance)
+        episode = _Episode(self, interaction, index, guidance, rng)
         with contextlib.suppress(OutOfSteps):
             episode.play()
         return {
@@ -154,6 +197,8 @@ class ExemplarAgent:
                 "dense": index.dense,
                 "steps": episode.records,
                 "stopped": episode.stopped,
+                "fallback": self.fallback,
+                "fallback_steps": episode.fallback_steps,
             }
         }
 
@@ -164,30 +209,45 @@ def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExemplarAgen
     if db_path is None:
         raise ValueError("the exemplar agent reads its examples from the run's database")
     m1, m2 = split_examples(spec.examples or M1 + M2)
-    return ExemplarAgent(Store(db_path), kind=spec.example_kind, m1=m1, m2=m2)
+    return ExemplarAgent(
+        Store(db_path), kind=spec.example_kind, m1=m1, m2=m2, fallback=spec.example_fallback
+    )
 
 
 class _Episode:
     """One episode of the exemplar agent."""
 
     def __init__(
-        self, agent: ExemplarAgent, io: Interaction, index: ExampleIndex, guidance: Guidance
+        self,
+        agent: ExemplarAgent,
+        io: Interaction,
+        index: ExampleIndex,
+        guidance: Guidance,
+        rng: random.Random,
     ) -> None:
         self.agent, self.io, self.index, self.guidance = agent, io, index, guidance
         self.records: list[dict[str, Any]] = []
         self.stopped = "done"
         self.repeats: Counter[tuple[str, str]] = Counter()
+        self.explorer = (
+            Exploration(io, rng, ExplorerAgent.greedy()) if agent.fallback == "explorer" else None
+        )
+        self.fallback_steps = 0
 
     def play(self) -> None:
-        if not len(self.index):
+        if not len(self.index) and self.explorer is None:
             self.stopped = "no examples"
             return
         while not self.io.done:
-            choice = self._choose()
-            if choice is None:
+            choice = self._choose() if len(self.index) else None
+            if choice is not None:
+                self._take(choice)
+            elif self.explorer is None:
                 self.stopped = "no usable example"
                 return
-            self._take(choice)
+            elif not self._fall_back():
+                self.stopped = "no fallback action"
+                return
 
     # -- choosing ---------------------------------------------------------------------------
 
@@ -229,7 +289,8 @@ class _Episode:
                 alike = likeness(self.io.observation, trajectory[step])
                 agreeing = _agreement(mine, theirs[:step])
                 if alike >= MIN_MATCH or agreeing:
-                    found.append(Point(hit, rank, position, step, alike, agreeing))
+                    promise = _promise(self.agent.gains(hit.example)[step:])
+                    found.append(Point(hit, rank, position, step, alike, agreeing, promise))
         found.sort(key=lambda p: (-p.score, p.rank, p.step))
         return found
 
@@ -292,6 +353,7 @@ class _Episode:
                 "retriever": point.hit.retriever,
                 "likeness": round(point.likeness, 3),
                 "agreeing": point.agreeing,
+                "promise": round(point.promise, 3),
                 "example_action": example.actions[point.step],
                 "carried": choice.carried,
                 "pairs": [[p.source, p.target] for p in choice.pairs],
@@ -299,9 +361,43 @@ class _Episode:
                 "grounded": choice.how,
             }
         )
+        self._act(
+            action,
+            f"Example {example.id} ({example.instruction}) did "
+            f"'{example.actions[point.step]}' here.",
+            source,
+        )
+
+    def _fall_back(self) -> bool:
+        """Take the explorer's greedy choice (reviewed by the rules like any action);
+        ``False`` when the world accepts nothing or a rule vetoes it."""
+        assert self.explorer is not None
+        action = self.explorer.choose()
+        if action is None:
+            return False
+        io, source = self.io, "agent"
+        verdict = review(self.guidance, action, io.evidence()) if self.guidance.rules else None
+        if verdict is not None and verdict.response == "veto":
+            return False
+        if verdict is not None:
+            io.record_use(verdict.rule.id, "rule")
+            action, source = verdict.action, f"rule:{verdict.rule.id}"
+        self.records.append({"step": io.next_step, "example": None, "action": action})
+        self.fallback_steps += 1
+        self._act(action, "No example applies here: the explorer's choice.", source)
+        return True
+
+    def _act(self, action: str, thought: str, source: str) -> None:
+        io = self.io
         self.repeats[(same_text(io.observation), action)] += 1
-        thought = f"Example {example.id} ({example.instruction}) did '{example.actions[point.step]}' here."
-        io.act(action, thought, source)
+        result = io.act(action, thought, source)
+        if self.explorer is not None:
+            self.explorer.observe(action, result.observation)
+
+
+def _promise(signs: list[int]) -> float:
+    """Score changes ahead (signs), each discounted by how far ahead it is."""
+    return sum(sign * PROMISE_DISCOUNT**ahead for ahead, sign in enumerate(signs))
 
 
 def _agreement(mine: list[str], theirs: list[str]) -> int:

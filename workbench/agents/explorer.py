@@ -90,10 +90,16 @@ class ExplorerAgent:
         """Explore until the episode ends, the step limit is reached or nothing is valid;
         returns what it did under ``explorer``: the route steps it followed, how many picks
         were random, and the instruction's words it pursued."""
-        run = _Exploration(interaction, rng, self)
+        run = Exploration(interaction, rng, self)
         with contextlib.suppress(OutOfSteps):
             run.play()
         return {"explorer": run.summary()}
+
+    @classmethod
+    def greedy(cls) -> ExplorerAgent:
+        """The explorer without chance: no random picks, no documented route — at every step
+        the best-scored valid action (another agent's fallback where it has nothing better)."""
+        return cls(explore=0.0, follow=0.0)
 
 
 def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExplorerAgent:
@@ -101,8 +107,12 @@ def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExplorerAgen
     return ExplorerAgent()
 
 
-class _Exploration:
-    """One explored episode: where the agent is, what it did where, what it pursues."""
+class Exploration:
+    """One explored episode: where the agent is, what it did where, what it pursues.
+
+    Another agent can drive it step by step: :meth:`choose` the next action, and
+    :meth:`observe` every action taken (by whoever chose it) with the world's answer.
+    """
 
     def __init__(self, interaction: Interaction, rng: random.Random, agent: ExplorerAgent) -> None:
         self.io, self.rng, self.agent = interaction, rng, agent
@@ -132,16 +142,20 @@ class _Exploration:
 
     def play(self) -> None:
         while not self.io.done:
-            action = self.route.pop(0) if self.route else self._choose()
+            action = self.route.pop(0) if self.route else self.choose()
             if action is None:
                 return
             result = self.io.act(action, thought_for(action, self.lexicon))
-            self.done_here[(self.place, action)] += 1
-            if self.lexicon.error(result.observation):
-                self.refused.add(action)
-            else:
-                self.refused.discard(action)
-            self._arrive(result.observation)
+            self.observe(action, result.observation)
+
+    def observe(self, action: str, observation: str) -> None:
+        """Note an action taken where the agent is and what the world answered."""
+        self.done_here[(self.place, action)] += 1
+        if self.lexicon.error(observation):
+            self.refused.add(action)
+        else:
+            self.refused.discard(action)
+        self._arrive(observation)
 
     def _where(self, text: str) -> str:
         scene = self.lexicon.scene(text)
@@ -162,7 +176,8 @@ class _Exploration:
         valid = last if isinstance(last, list) else self.io.env.valid_actions()
         return [a for a in valid if not META.match(a.lower())]
 
-    def _choose(self) -> str | None:
+    def choose(self) -> str | None:
+        """The next action (``None``: the world accepts none)."""
         valid = self._valid()
         if not valid:
             return None
