@@ -50,7 +50,8 @@ from workbench.agents.explorer import Exploration, ExplorerAgent
 from workbench.agents.guidance import Guidance, review
 from workbench.agents.llm import ground
 from workbench.compare import normalize_action
-from workbench.synth.effects import score_of
+from workbench.envs.registry import lexicon_of
+from workbench.synth.effects import location_after, read_trajectory
 from workbench.synth.heuristic_queries import HeuristicQueryWriter
 from workbench.synth.queries import QueryWriter
 from workbench.synth.retrieval import (
@@ -81,6 +82,11 @@ PROMISE_WEIGHT = 0.5
 """What a point's promise (its example's discounted score changes ahead) adds to its score."""
 PROMISE_DISCOUNT = 0.7
 """How much less each step further ahead counts in a point's promise."""
+ELSEWHERE_WEIGHT = 0.5
+"""What a point loses when its example was somewhere else (another place, carried into this
+task) than the agent is now."""
+TAKEN_WEIGHT = 0.5
+"""What each earlier time the episode took an action takes from a point that proposes it."""
 FALLBACKS = ("stop", "explorer")
 """What the agent may do where no example applies."""
 
@@ -91,6 +97,16 @@ def likeness(current: str, theirs: str) -> float:
         return 1.0
     ours, other = set(tokens(current)), set(tokens(theirs))
     return len(ours & other) / (len(ours | other) or 1)
+
+
+@dataclass(frozen=True)
+class Course:
+    """What an example's episode shows at each of its actions."""
+
+    gains: list[int]
+    """Whether the score rose (1), fell (-1) or stayed (0) at the action."""
+    places: list[str]
+    """Where the agent was when it took the action (``""``: not known)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +142,8 @@ class Choice:
     pairs: list[Pair]
     seen: bool
     """Whether the action's object is one the episode has seen."""
+    elsewhere: bool = False
+    """Whether the example took it somewhere else than the agent is (both places known)."""
 
 
 class ExemplarAgent:
@@ -158,23 +176,30 @@ class ExemplarAgent:
         self.query_writer = query_writer or HeuristicQueryWriter()
         self.fallback = fallback
         self._indexes: dict[str, ExampleIndex] = {}
-        self._gains: dict[int | None, list[int]] = {}
+        self._courses: dict[int | None, Course] = {}
 
-    def gains(self, example: SynthExample) -> list[int]:
-        """For each of the example's actions, whether the score rose (1), fell (-1) or stayed
-        (0) at that step of the episode it comes from (steps trimmed from it left out)."""
-        if example.id not in self._gains:
-            steps = self.store.steps(example.episode_id)
-            removed = set((example.checks.get("repeats") or {}).get("removed", []))
-            score, signs = 0.0, {}
-            for step in steps[1:]:
-                after = score_of(step, score)
-                signs[step.index] = (after > score) - (after < score)
-                score = after
-            wanted = [i for i in range(example.start, example.end + 1) if i not in removed]
-            found = [signs.get(i, 0) for i in wanted]
-            self._gains[example.id] = found if len(found) == len(example.actions) else []
-        return self._gains[example.id]
+    def course(self, example: SynthExample) -> Course:
+        """What the episode an example comes from shows at each of the example's actions
+        (steps trimmed from the example left out); empty when they cannot be matched."""
+        if example.id not in self._courses:
+            self._courses[example.id] = self._read_course(example)
+        return self._courses[example.id]
+
+    def _read_course(self, example: SynthExample) -> Course:
+        episode = self.store.episode(example.episode_id)
+        steps = self.store.steps(example.episode_id)
+        if episode is None or not steps:
+            return Course([], [])
+        reading = read_trajectory(episode.task_id, steps, lexicon_of(example.env))
+        removed = set((example.checks.get("repeats") or {}).get("removed", []))
+        wanted = [i for i in range(example.start, example.end + 1) if i not in removed]
+        known = {s.index for s in reading.steps}
+        if len(wanted) != len(example.actions) or not set(wanted) <= known:
+            return Course([], [])
+        scores = {s.index: s.score for s in reading.steps}
+        before = {s.index: scores.get(s.index - 1, 0.0) for s in reading.steps}
+        signs = [(scores[i] > before[i]) - (scores[i] < before[i]) for i in wanted]
+        return Course(signs, [reading.location_before(i) for i in wanted])
 
     def index(self, env: str) -> ExampleIndex:
         """The index of the kept examples of world ``env`` (opened once per agent)."""
@@ -229,6 +254,11 @@ class _Episode:
         self.records: list[dict[str, Any]] = []
         self.stopped = "done"
         self.repeats: Counter[tuple[str, str]] = Counter()
+        self.taken: Counter[str] = Counter()
+        self.refused: set[str] = set()
+        scene = io.lexicon.scene(io.reset.observation)
+        self.place = scene.location if scene else ""
+        """Where the agent is, read as the examples' episodes are read (``""``: not known)."""
         self.explorer = (
             Exploration(io, rng, ExplorerAgent.greedy()) if agent.fallback == "explorer" else None
         )
@@ -267,15 +297,25 @@ class _Episode:
             return None
         valid = io.env.valid_actions()
         seen_words = self._seen_words(valid)
-        first: Choice | None = None
-        for point in points[:CANDIDATES]:
+        best: tuple[bool, float, int] | None = None
+        chosen: Choice | None = None
+        for k, point in enumerate(points[:CANDIDATES]):  # best score first
+            if best is not None and best[0] and point.score < best[1]:
+                break  # no later point can be worth more
             choice = self._carry(point, valid, seen_words)
             if choice is None:
                 continue
-            if choice.seen:
-                return choice
-            first = first or choice
-        return first
+            key = (choice.seen, self._worth(choice), -k)
+            if best is None or key > best:
+                best, chosen = key, choice
+        return chosen
+
+    def _worth(self, choice: Choice) -> float:
+        """A choice's point score, less what taking its action again is worth (each earlier
+        time the episode took it, once more when the world refused it last time) and less
+        :data:`ELSEWHERE_WEIGHT` when its example was somewhere else than the agent is."""
+        times = self.taken[choice.action] + (choice.action in self.refused)
+        return choice.point.score - TAKEN_WEIGHT * times - ELSEWHERE_WEIGHT * choice.elsewhere
 
     def _points(self, hits: list[Hit]) -> list[Point]:
         """Every point of the retrieved examples like the current situation, best first."""
@@ -289,7 +329,7 @@ class _Episode:
                 alike = likeness(self.io.observation, trajectory[step])
                 agreeing = _agreement(mine, theirs[:step])
                 if alike >= MIN_MATCH or agreeing:
-                    promise = _promise(self.agent.gains(hit.example)[step:])
+                    promise = _promise(self.agent.course(hit.example).gains[step:])
                     found.append(Point(hit, rank, position, step, alike, agreeing, promise))
         found.sort(key=lambda p: (-p.score, p.rank, p.step))
         return found
@@ -310,7 +350,11 @@ class _Episode:
             return None
         target = io.lexicon.role(action).target
         known = not target or set(words(target)) <= seen_words
-        return Choice(point, action, carried, how, pairs, known)
+        places = self.agent.course(point.hit.example).places
+        theirs = places[point.step] if point.step < len(places) else ""
+        there = entity_map.carry(theirs, seen)[0] if theirs else ""
+        elsewhere = bool(there and self.place) and _normal(there) != _normal(self.place)
+        return Choice(point, action, carried, how, pairs, known, elsewhere)
 
     def _entity_map(self, point: Point) -> EntityMap:
         """The pairs that carry the example's actions here: from the two instructions, then
@@ -354,6 +398,7 @@ class _Episode:
                 "likeness": round(point.likeness, 3),
                 "agreeing": point.agreeing,
                 "promise": round(point.promise, 3),
+                "elsewhere": choice.elsewhere,
                 "example_action": example.actions[point.step],
                 "carried": choice.carried,
                 "pairs": [[p.source, p.target] for p in choice.pairs],
@@ -391,8 +436,18 @@ class _Episode:
         io = self.io
         self.repeats[(same_text(io.observation), action)] += 1
         result = io.act(action, thought, source)
+        self.taken[action] += 1
+        self.place = location_after(io.lexicon, self.place, action, result.observation)
+        if io.lexicon.error(result.observation):
+            self.refused.add(action)
+        else:
+            self.refused.discard(action)
         if self.explorer is not None:
             self.explorer.observe(action, result.observation)
+
+
+def _normal(place: str) -> str:
+    return " ".join(words(place))
 
 
 def _promise(signs: list[int]) -> float:

@@ -6,7 +6,10 @@ texts read by the world's lexicon, and the role of each action. At each step it 
 a varied sample of the valid actions (:func:`~workbench.agents.base.sample_actions`), those
 that name the instruction's words, then those that change the world observably (taking,
 opening, moving somewhere new), and it avoids repeating an action where it already took it,
-actions the world refused, and judged final acts (``decide``: they may end the episode). With
+actions the world refused, and judged final acts (``decide``: they may end the episode) —
+unless the instruction asks for that very act, naming its verb and its object (``Eat the
+meal.``: ``eat meal``), which it then takes like any effect, as an agent trying the task
+would. With
 a fixed chance per step it picks any action of the sample instead (exploration), and in some
 episodes it first follows part of the world's documented route (its gold path).
 
@@ -28,7 +31,7 @@ from typing import Any
 from workbench.agents.base import AgentSpec, Interaction, OutOfSteps, sample_actions, words_of
 from workbench.agents.guidance import Guidance
 from workbench.agents.scripted import thought_for
-from workbench.envs.lexicon import Lexicon, Role
+from workbench.envs.lexicon import ActionRole, Lexicon, Role
 
 EXPLORE = 0.2
 """Chance per step of taking any action of the sample instead of the best one."""
@@ -118,6 +121,7 @@ class Exploration:
         self.io, self.rng, self.agent = interaction, rng, agent
         self.lexicon: Lexicon = interaction.lexicon
         self.targets = self._targets(interaction.instruction)
+        self.asked = set(words_of(interaction.instruction))
         self.place = self._where(interaction.observation)
         self.visited = {self.place} if self.place else set()
         self.done_here: Counter[tuple[str, str]] = Counter()
@@ -193,13 +197,19 @@ class Exploration:
         role = self.lexicon.role(action)
         here = set(words_of(self.place))  # where it is already: no longer worth pursuing
         named = len(self.targets.intersection(words_of(action)) - here)
-        score = ROLE_BONUS[role.role] + (NAMED + NAMED_MORE * (named - 1) if named else 0.0)
+        kind = "take" if role.role == "decide" and self._asked(role) else role.role
+        score = ROLE_BONUS[kind] + (NAMED + NAMED_MORE * (named - 1) if named else 0.0)
         score -= REPEATED * self.done_here[(self.place, action)]
         if action in self.refused:
             score -= REFUSED
         if role.role == "move" and role.target and role.target not in self.visited:
             score += NEW_PLACE
         return score
+
+    def _asked(self, role: ActionRole) -> bool:
+        """Whether the instruction names a judged act's verb and object (it asks for it)."""
+        verb, target = words_of(role.verb), words_of(role.target)
+        return bool(verb and target) and set(verb + target) <= self.asked
 
     def summary(self) -> dict[str, Any]:
         return {
