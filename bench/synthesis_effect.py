@@ -24,8 +24,8 @@ Success is the world's own verdict on its own task. Prints per world and overall
 with Wilson 95% intervals per arm, the discordant pairs and the exact McNemar p of (c) vs (b)
 and (c) vs (a), and every held-out episode's task and seed.
 
-    python bench/synthesis_effect.py [--episodes 20] [--seed 0] [--workers 2] [--keep DIR]
-        [--tasks 30] [--n 3] [--step-limit 30] [--filter-whole]
+    python bench/synthesis_effect.py [--episodes 15] [--seed 0] [--workers 2] [--keep DIR]
+        [--tasks 60] [--n 3] [--step-limit 30] [--filter-whole]
         [--family scienceworld=find-living-thing --family textworld=tw-cooking-level1]
 """
 
@@ -68,14 +68,15 @@ UNFILTERED = {"unfiltered": "arm (b) of bench/synthesis_effect.py: every traject
 class Settings:
     """Everything a measurement depends on."""
 
-    episodes: int = 20
+    episodes: int = 15
     """Held-out episodes per world."""
     seed: int = 0
     """Seed of the proposals, the exploration and the held-out run."""
     n: int = 3
     """Tasks proposed per documentation passage (the paper samples three)."""
-    tasks: int = 30
-    """Proposed tasks explored per world (the first ones proposed)."""
+    tasks: int = 60
+    """Proposed tasks explored per world (spread evenly over the proposals, so every kind
+    of passage is played)."""
     step_limit: int = 30
     """Most actions per explored and per held-out episode."""
     filter_whole: bool = False
@@ -98,6 +99,13 @@ class WorldResult:
     """Arm → share of its actions the fallback chose (no example applied)."""
     synthesis: dict[str, object] = field(default_factory=dict)
     """What synthesis did (tasks, episodes, examples by verdict, seconds)."""
+
+
+def spread(items: list[int], k: int) -> list[int]:
+    """``k`` of ``items`` spread evenly (their first and every ``len/k``-th)."""
+    if k >= len(items):
+        return list(items)
+    return [items[(j * len(items)) // k] for j in range(k)]
 
 
 def held_out_config(world: str, families: list[str], settings: Settings) -> RunConfig:
@@ -151,7 +159,7 @@ def synthesize(
         executor=executor,
         env=world,
         batch=f"effect-{world}",
-        limit=settings.tasks,
+        only=spread([t.id for t in store.synth_tasks(world)], settings.tasks),
         step_limit=settings.step_limit,
         seed=settings.seed,
     )
