@@ -341,7 +341,9 @@ class _Episode:
         example_action = point.hit.example.actions[point.step]
         entity_map = self._entity_map(point)
         seen = seen_text(self._seen_texts(valid))
-        carried, pairs = entity_map.carry(example_action, seen)
+        head, rest = _verb_and_rest(example_action, io.lexicon.role(example_action).verb)
+        carried, pairs = entity_map.carry(rest, seen) if rest else ("", [])
+        carried = f"{head} {carried}".strip()
         action, how = ground(carried, valid, seen="\n".join(self._seen_texts([])))
         if self.repeats[(same_text(io.observation), action)] >= REPEATS:
             return None
@@ -444,6 +446,15 @@ class _Episode:
             self.refused.discard(action)
         if self.explorer is not None:
             self.explorer.observe(action, result.observation)
+
+
+def _verb_and_rest(action: str, verb: str) -> tuple[str, str]:
+    """An action's verb phrase (as its world's lexicon reads it) and the rest: only the rest
+    is carried into another task (a pair never replaces what the action does)."""
+    mine, theirs = words(action), words(verb)
+    if theirs and mine[: len(theirs)] == theirs:
+        return " ".join(theirs), " ".join(mine[len(theirs) :])
+    return "", action
 
 
 def _normal(place: str) -> str:
