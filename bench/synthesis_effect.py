@@ -21,17 +21,20 @@ On a fresh database (a temporary folder, or ``--keep DIR``), for each world:
    ``backward`` examples.
 
 Success is the world's own verdict on its own task. Prints per world and overall: successes
-with Wilson 95% intervals per arm, the discordant pairs and the exact McNemar p of (c) vs (b)
-and (c) vs (a), and every held-out episode's task and seed.
+with Wilson 95% intervals per arm (and, per world, the mean final score: partial progress),
+the discordant pairs and the exact McNemar p of (c) vs (b) and (c) vs (a), what synthesis
+made, and every held-out episode's task and seed. ``--reread DIR`` prints the table a kept
+folder holds without playing anything.
 
     python bench/synthesis_effect.py [--episodes 15] [--seed 0] [--workers 2] [--keep DIR]
-        [--tasks 60] [--n 3] [--step-limit 30] [--filter-whole]
+        [--tasks 60] [--n 3] [--step-limit 30] [--filter-whole] [--reread DIR]
         [--family scienceworld=find-living-thing --family textworld=tw-cooking-level1]
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import tempfile
 import time
 from collections import Counter
@@ -93,6 +96,8 @@ class WorldResult:
     """Held-out episode (``family:variation[:trial]``) → its seed, the same in every arm."""
     outcomes: dict[str, dict[str, bool]] = field(default_factory=dict)
     """Arm → held-out episode → whether the world judged its task done."""
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Arm → held-out episode → the world's final score (partial progress)."""
     examples: dict[str, int] = field(default_factory=dict)
     """Arm → how many examples its agent retrieved from."""
     fallback_share: dict[str, float] = field(default_factory=dict)
@@ -120,23 +125,47 @@ def held_out_config(world: str, families: list[str], settings: Settings) -> RunC
     )
 
 
-def play_arm(
-    store: Store, config: RunConfig, arm: str, executor: Executor
-) -> tuple[dict[str, tuple[int, bool]], int, float]:
-    """Play the held-out run with arm ``arm``'s agent: per episode (``family:variation``)
-    its seed and success, the examples retrieved from, and the share of fallback actions."""
+@dataclass
+class Arm:
+    """One arm's held-out run, as recorded."""
+
+    played: dict[str, tuple[int, bool, float]]
+    """Held-out episode (``family:variation[:trial]``) → its seed, success and final score."""
+    examples: int
+    """Examples its agent retrieved from."""
+    fallback: float
+    """Share of its actions the fallback chose."""
+
+
+def arm_batch(world: str, arm: str) -> str:
+    return f"heldout-{world}-{arm}"
+
+
+def play_arm(store: Store, config: RunConfig, arm: str, executor: Executor) -> Arm:
+    """Play the held-out run with arm ``arm``'s agent (resumes a batch already started)."""
     spec = AgentSpec(kind="exemplar", example_kind=ARMS[arm][1], example_fallback="explorer")
-    batch = f"heldout-{config.env}-{arm}"
+    batch = arm_batch(config.env, arm)
     run_batch(store, config.model_copy(update={"agent": spec}), executor=executor, batch=batch)
+    return read_arm(store, config.env, arm)
+
+
+def read_arm(store: Store, world: str, arm: str) -> Arm:
+    """An arm's held-out run as the database holds it."""
+    batch = arm_batch(world, arm)
     played = {}
     examples, fallback, actions = set(), 0, 0
     for episode in store.episodes(EpisodeFilter(batch=batch)):
-        played[episode.id.removeprefix(f"{batch}:")] = (episode.seed, episode.outcome.success)
+        outcome = episode.outcome
+        played[episode.id.removeprefix(f"{batch}:")] = (
+            episode.seed or 0,
+            outcome.success,
+            outcome.score or 0.0,
+        )
         record = episode.metadata.get("exemplar", {})
         examples.add(record.get("examples", 0))
         fallback += record.get("fallback_steps", 0)
         actions += len(record.get("steps", []))
-    return played, max(examples, default=0), fallback / max(1, actions)
+    return Arm(played, max(examples, default=0), fallback / max(1, actions))
 
 
 def synthesize(
@@ -197,16 +226,37 @@ def measure_world(
     for arm in ARMS:
         if arm == "b":
             result.synthesis = synthesize(store, world, families, settings, executor)
-        played, examples, fallback = play_arm(store, config, arm, executor)
-        seeds = {key: seed for key, (seed, _) in played.items()}
-        if result.seeds and seeds != result.seeds:
-            raise RuntimeError(f"{world}: arm ({arm}) played other episodes than arm (a)")
-        result.seeds = seeds
-        result.outcomes[arm] = {key: success for key, (_, success) in played.items()}
-        result.examples[arm], result.fallback_share[arm] = examples, fallback
+        add_arm(result, arm, play_arm(store, config, arm, executor))
     if result.examples["a"]:
         raise RuntimeError(f"{world}: arm (a) found examples (the database was not fresh)")
     return result
+
+
+def add_arm(result: WorldResult, arm: str, played: Arm) -> None:
+    """Record an arm in a world's result; its episodes and seeds must be the first arm's."""
+    seeds = {key: seed for key, (seed, _, _) in played.played.items()}
+    if result.seeds and seeds != result.seeds:
+        raise RuntimeError(f"{result.world}: arm ({arm}) played other episodes than arm (a)")
+    result.seeds = seeds
+    result.outcomes[arm] = {key: success for key, (_, success, _) in played.played.items()}
+    result.scores[arm] = {key: score for key, (_, _, score) in played.played.items()}
+    result.examples[arm], result.fallback_share[arm] = played.examples, played.fallback
+
+
+def reread(path: Path, families: dict[str, list[str]]) -> list[WorldResult]:
+    """The measurement a kept database holds (its held-out batches and examples)."""
+    results = []
+    with Store(path) as store, Store(path, workspace=SYNTH_WORKSPACE) as synth:
+        for world, chosen in families.items():
+            if store.batch(arm_batch(world, "a")) is None:
+                continue
+            result = WorldResult(world, chosen)
+            for arm in ARMS:
+                add_arm(result, arm, read_arm(store, world, arm))
+            counts = Counter((e.kind, e.verdict) for e in synth.synth_examples(env=world))
+            result.synthesis = {"examples": {f"{k} {v}": n for (k, v), n in sorted(counts.items())}}
+            results.append(result)
+    return results
 
 
 def measure(
@@ -255,16 +305,24 @@ def merged(results: Sequence[WorldResult]) -> dict[str, dict[str, bool]]:
     }
 
 
-def table(name: str, outcomes: dict[str, dict[str, bool]]) -> list[str]:
+def table(
+    name: str,
+    outcomes: dict[str, dict[str, bool]],
+    scores: dict[str, dict[str, float]] | None = None,
+) -> list[str]:
     """The lines of one block of the table: each arm's successes with its Wilson 95%
-    interval, then (c) vs (b) and (c) vs (a) with the exact McNemar p."""
+    interval (and mean final score), then (c) vs (b) and (c) vs (a) with the exact McNemar
+    p."""
     lines = []
     for arm, (label, _) in ARMS.items():
         won, total = sum(outcomes[arm].values()), len(outcomes[arm])
         low, high = wilson_interval(won, total)
+        mean = ""
+        if scores is not None and scores.get(arm):
+            mean = f"   {sum(scores[arm].values()) / len(scores[arm]):>6.1f}"
         lines.append(
             f"{name:<13} ({arm}) {label:<20} {won:>3}/{total:<3} {won / max(1, total):>5.0%}"
-            f"   [{low:.0%}, {high:.0%}]"
+            f"   [{low:.0%}, {high:.0%}]" + mean
         )
     for other in ("b", "a"):
         pair = paired(outcomes["c"], outcomes[other])
@@ -277,9 +335,9 @@ def table(name: str, outcomes: dict[str, dict[str, bool]]) -> list[str]:
 
 def report(results: Sequence[WorldResult], settings: Settings) -> list[str]:
     """The whole printout: per world, then overall."""
-    lines = [f"{'world':<13} arm {'':<20} {'solved':>7} {'rate':>5}   Wilson 95%"]
+    lines = [f"{'world':<13} arm {'':<20} {'solved':>7} {'rate':>5}   Wilson 95%   mean score"]
     for result in results:
-        lines += table(result.world, result.outcomes)
+        lines += table(result.world, result.outcomes, result.scores)
     lines += table("overall", merged(results))
     lines.append("")
     for r in results:
@@ -306,6 +364,9 @@ def main() -> None:
     parser.add_argument("--filter-whole", action="store_true")
     parser.add_argument("--family", action="append", default=[], metavar="WORLD=FAMILY")
     parser.add_argument("--keep", type=Path, help="keep the database in this folder")
+    parser.add_argument(
+        "--reread", type=Path, metavar="DIR", help="print the table a kept folder holds, no run"
+    )
     args = parser.parse_args()
     families = {w: list(f) for w, f in FAMILIES.items()}
     chosen: dict[str, list[str]] = {}
@@ -316,6 +377,9 @@ def main() -> None:
     settings = Settings(
         args.episodes, args.seed, args.n, args.tasks, args.step_limit, args.filter_whole
     )
+    if args.reread:
+        print("\n".join(report(reread(args.reread / "effect.db", families), settings)))
+        return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="synthesis-effect-"))
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "effect.db"
@@ -324,11 +388,13 @@ def main() -> None:
     started, cpu = time.perf_counter(), time.process_time()
     with LocalPool(args.workers) as pool:
         results = measure(path, families, settings, pool)
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)  # the pool's, once it is closed
     print(f"database: {path}")
     print("\n".join(report(results, settings)))
     print(
-        f"{time.perf_counter() - started:.0f} s "
-        f"({time.process_time() - cpu:.0f} s CPU in this process)"
+        f"{time.perf_counter() - started:.0f} s wall; CPU {time.process_time() - cpu:.0f} s in "
+        f"this process, {workers.ru_utime + workers.ru_stime:.0f} s in the workers and the "
+        "simulators they started"
     )
 
 
