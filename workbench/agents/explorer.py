@@ -7,7 +7,7 @@ a varied sample of the valid actions (:func:`~workbench.agents.base.sample_actio
 that name the instruction's words, then those that change the world observably (taking,
 opening, moving somewhere new), and it avoids repeating an action where it already took it,
 actions the world refused, and judged final acts (``decide``: they may end the episode) —
-unless the instruction asks for that very act, naming its verb and its object (``Eat the
+unless the instruction asks for that very act, its verb followed by its object (``Eat the
 meal.``: ``eat meal``), which it then takes like any effect, as an agent trying the task
 would. With
 a fixed chance per step it picks any action of the sample instead (exploration), and in some
@@ -28,7 +28,14 @@ import re
 from collections import Counter
 from typing import Any
 
-from workbench.agents.base import AgentSpec, Interaction, OutOfSteps, sample_actions, words_of
+from workbench.agents.base import (
+    ARTICLES,
+    AgentSpec,
+    Interaction,
+    OutOfSteps,
+    sample_actions,
+    words_of,
+)
 from workbench.agents.guidance import Guidance
 from workbench.agents.scripted import thought_for
 from workbench.envs.lexicon import ActionRole, Lexicon, Role
@@ -110,6 +117,10 @@ def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExplorerAgen
     return ExplorerAgent()
 
 
+def _unarticled(text: str) -> list[str]:
+    return [w for w in words_of(text) if w not in ARTICLES]
+
+
 class Exploration:
     """One explored episode: where the agent is, what it did where, what it pursues.
 
@@ -121,7 +132,7 @@ class Exploration:
         self.io, self.rng, self.agent = interaction, rng, agent
         self.lexicon: Lexicon = interaction.lexicon
         self.targets = self._targets(interaction.instruction)
-        self.asked = set(words_of(interaction.instruction))
+        self.asked = " ".join(["", *_unarticled(interaction.instruction), ""])
         self.place = self._where(interaction.observation)
         self.visited = {self.place} if self.place else set()
         self.done_here: Counter[tuple[str, str]] = Counter()
@@ -207,9 +218,10 @@ class Exploration:
         return score
 
     def _asked(self, role: ActionRole) -> bool:
-        """Whether the instruction names a judged act's verb and object (it asks for it)."""
+        """Whether the instruction asks for a judged act: names its verb followed by its
+        object (``eat the meal`` asks for ``eat meal``; articles aside)."""
         verb, target = words_of(role.verb), words_of(role.target)
-        return bool(verb and target) and set(verb + target) <= self.asked
+        return bool(verb and target) and f" {' '.join(verb + target)} " in self.asked
 
     def summary(self) -> dict[str, Any]:
         return {
