@@ -79,7 +79,7 @@ class Settings:
     """Tasks proposed per documentation passage (the paper samples three)."""
     tasks: int = 60
     """Proposed tasks explored per world (spread evenly over the proposals, so every kind
-    of passage is played)."""
+    of passage is played; 0: all)."""
     step_limit: int = 30
     """Most actions per explored and per held-out episode."""
     filter_whole: bool = False
@@ -107,8 +107,9 @@ class WorldResult:
 
 
 def spread(items: list[int], k: int) -> list[int]:
-    """``k`` of ``items`` spread evenly (their first and every ``len/k``-th)."""
-    if k >= len(items):
+    """``k`` of ``items`` spread evenly (their first and every ``len/k``-th); all of them
+    when ``k`` is 0 or at least their number."""
+    if k <= 0 or k >= len(items):
         return list(items)
     return [items[(j * len(items)) // k] for j in range(k)]
 
