@@ -219,6 +219,11 @@ class AgentSpec(BaseModel):
     the worker from the run's database."""
     example_kind: Literal["backward", "whole"] | None = None
     """Only retrieve examples of this kind (``None``: both)."""
+    example_fallback: Literal["stop", "explorer"] = "stop"
+    """Exemplar agent: what it does where no retrieved example applies — ``stop`` (fail
+    honestly), or ``explorer`` (the scripted explorer's greedy choice: the valid action naming
+    the instruction's words, with an effect, not repeated; with no example at all it plays
+    exactly as that explorer does, the paired baseline of an examples experiment)."""
 
 
 class AgentFactory(Protocol):

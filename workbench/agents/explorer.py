@@ -6,7 +6,10 @@ texts read by the world's lexicon, and the role of each action. At each step it 
 a varied sample of the valid actions (:func:`~workbench.agents.base.sample_actions`), those
 that name the instruction's words, then those that change the world observably (taking,
 opening, moving somewhere new), and it avoids repeating an action where it already took it,
-actions the world refused, and judged final acts (``decide``: they may end the episode). With
+actions the world refused, and judged final acts (``decide``: they may end the episode) —
+unless the instruction asks for that very act, its verb followed by its object (``Eat the
+meal.``: ``eat meal``), which it then takes like any effect, as an agent trying the task
+would. With
 a fixed chance per step it picks any action of the sample instead (exploration), and in some
 episodes it first follows part of the world's documented route (its gold path).
 
@@ -25,10 +28,17 @@ import re
 from collections import Counter
 from typing import Any
 
-from workbench.agents.base import AgentSpec, Interaction, OutOfSteps, sample_actions, words_of
+from workbench.agents.base import (
+    ARTICLES,
+    AgentSpec,
+    Interaction,
+    OutOfSteps,
+    sample_actions,
+    words_of,
+)
 from workbench.agents.guidance import Guidance
 from workbench.agents.scripted import thought_for
-from workbench.envs.lexicon import Lexicon, Role
+from workbench.envs.lexicon import ActionRole, Lexicon, Role
 
 EXPLORE = 0.2
 """Chance per step of taking any action of the sample instead of the best one."""
@@ -90,10 +100,16 @@ class ExplorerAgent:
         """Explore until the episode ends, the step limit is reached or nothing is valid;
         returns what it did under ``explorer``: the route steps it followed, how many picks
         were random, and the instruction's words it pursued."""
-        run = _Exploration(interaction, rng, self)
+        run = Exploration(interaction, rng, self)
         with contextlib.suppress(OutOfSteps):
             run.play()
         return {"explorer": run.summary()}
+
+    @classmethod
+    def greedy(cls) -> ExplorerAgent:
+        """The explorer without chance: no random picks, no documented route — at every step
+        the best-scored valid action (another agent's fallback where it has nothing better)."""
+        return cls(explore=0.0, follow=0.0)
 
 
 def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExplorerAgent:
@@ -101,13 +117,22 @@ def from_spec(spec: AgentSpec, db_path: str | None, manual: str) -> ExplorerAgen
     return ExplorerAgent()
 
 
-class _Exploration:
-    """One explored episode: where the agent is, what it did where, what it pursues."""
+def _unarticled(text: str) -> list[str]:
+    return [w for w in words_of(text) if w not in ARTICLES]
+
+
+class Exploration:
+    """One explored episode: where the agent is, what it did where, what it pursues.
+
+    Another agent can drive it step by step: :meth:`choose` the next action, and
+    :meth:`observe` every action taken (by whoever chose it) with the world's answer.
+    """
 
     def __init__(self, interaction: Interaction, rng: random.Random, agent: ExplorerAgent) -> None:
         self.io, self.rng, self.agent = interaction, rng, agent
         self.lexicon: Lexicon = interaction.lexicon
         self.targets = self._targets(interaction.instruction)
+        self.asked = " ".join(["", *_unarticled(interaction.instruction), ""])
         self.place = self._where(interaction.observation)
         self.visited = {self.place} if self.place else set()
         self.done_here: Counter[tuple[str, str]] = Counter()
@@ -132,16 +157,20 @@ class _Exploration:
 
     def play(self) -> None:
         while not self.io.done:
-            action = self.route.pop(0) if self.route else self._choose()
+            action = self.route.pop(0) if self.route else self.choose()
             if action is None:
                 return
             result = self.io.act(action, thought_for(action, self.lexicon))
-            self.done_here[(self.place, action)] += 1
-            if self.lexicon.error(result.observation):
-                self.refused.add(action)
-            else:
-                self.refused.discard(action)
-            self._arrive(result.observation)
+            self.observe(action, result.observation)
+
+    def observe(self, action: str, observation: str) -> None:
+        """Note an action taken where the agent is and what the world answered."""
+        self.done_here[(self.place, action)] += 1
+        if self.lexicon.error(observation):
+            self.refused.add(action)
+        else:
+            self.refused.discard(action)
+        self._arrive(observation)
 
     def _where(self, text: str) -> str:
         scene = self.lexicon.scene(text)
@@ -162,7 +191,8 @@ class _Exploration:
         valid = last if isinstance(last, list) else self.io.env.valid_actions()
         return [a for a in valid if not META.match(a.lower())]
 
-    def _choose(self) -> str | None:
+    def choose(self) -> str | None:
+        """The next action (``None``: the world accepts none)."""
         valid = self._valid()
         if not valid:
             return None
@@ -178,13 +208,20 @@ class _Exploration:
         role = self.lexicon.role(action)
         here = set(words_of(self.place))  # where it is already: no longer worth pursuing
         named = len(self.targets.intersection(words_of(action)) - here)
-        score = ROLE_BONUS[role.role] + (NAMED + NAMED_MORE * (named - 1) if named else 0.0)
+        kind = "take" if role.role == "decide" and self._asked(role) else role.role
+        score = ROLE_BONUS[kind] + (NAMED + NAMED_MORE * (named - 1) if named else 0.0)
         score -= REPEATED * self.done_here[(self.place, action)]
         if action in self.refused:
             score -= REFUSED
         if role.role == "move" and role.target and role.target not in self.visited:
             score += NEW_PLACE
         return score
+
+    def _asked(self, role: ActionRole) -> bool:
+        """Whether the instruction asks for a judged act: names its verb followed by its
+        object (``eat the meal`` asks for ``eat meal``; articles aside)."""
+        verb, target = words_of(role.verb), words_of(role.target)
+        return bool(verb and target) and f" {' '.join(verb + target)} " in self.asked
 
     def summary(self) -> dict[str, Any]:
         return {

@@ -224,12 +224,27 @@ class _Reader:
         return []  # check, wait: they inform or pass time
 
     def _moved(self, step: Step, target: str) -> list[str]:
-        scene = self.lexicon.scene(step.observation)
-        place = scene.location if scene else ("" if target in DIRECTIONS else target)
+        place = arrived(self.lexicon, step.observation, target)
         if not place or place == self.location:
             return []
         self.location = place
         return [f"{REACHED}{place}"]
+
+
+def arrived(lexicon: Lexicon, observation: str, target: str) -> str:
+    """Where a move the world did not refuse took the agent: the place its answer's room text
+    names, else the place the move named (a direction names none: ``""``)."""
+    scene = lexicon.scene(observation)
+    return scene.location if scene else ("" if target in DIRECTIONS else target)
+
+
+def location_after(lexicon: Lexicon, location: str, action: str, observation: str) -> str:
+    """Where the agent is after ``action`` answered by ``observation``, read as trajectories
+    are read here: only a move the world did not refuse changes it."""
+    role = lexicon.role(action)
+    if role.role != "move" or refusal(observation, lexicon):
+        return location
+    return arrived(lexicon, observation, role.target) or location
 
 
 def read_trajectory(task_id: str, steps: Sequence[Step], lexicon: Lexicon) -> Reading:

@@ -95,6 +95,7 @@ def explore(
     agent: AgentSpec | str = "explorer",
     batch: str | None = None,
     limit: int | None = None,
+    only: Sequence[int] | None = None,
     step_limit: int = DEFAULT_STEP_LIMIT,
     seed: int = 0,
     progress: Progress | None = None,
@@ -111,6 +112,7 @@ def explore(
             for the LLM agent.
         batch: the batch's name (default: the world and agent's series).
         limit: most tasks a new batch plans (default: all not yet planned).
+        only: plan only the tasks with these ids (default: any of the world's).
         step_limit: most actions per episode.
         seed: the run seed episode seeds derive from.
         progress: one unit per finished episode.
@@ -135,7 +137,8 @@ def explore(
             )
         chosen, name = _batch(synth, env, spec, batch, step_limit, seed)
         if chosen is None:
-            fresh = _unplanned(synth, env, spec.kind, tasks)[: limit or None]
+            wanted = tasks if only is None else [t for t in tasks if t.id in set(only)]
+            fresh = _unplanned(synth, env, spec.kind, wanted)[: limit or None]
             if not fresh:
                 return RunReport(batch_id=name, planned=0, skipped=0)
             config = _config(env, fresh, spec, step_limit, seed)
