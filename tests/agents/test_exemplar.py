@@ -185,6 +185,20 @@ def test_with_and_without_examples_from_the_command_line(textworld_db):
         agent = store.batch("cli-examples").params["config"]["agent"]
     assert episode.agent == "exemplar" and episode.metadata["exemplar"]["examples"] == 2
     assert (agent["examples"], agent["example_kind"]) == (6, "whole")
+    explores = run(
+        *base, "--example-kind", "backward", "--example-fallback", "explorer", "--batch", "explore"
+    )
+    assert (
+        "no kept backward examples of textworld: the exemplar agent will play as the explorer"
+        in explores
+    )
+    with Store(textworld_db) as store:
+        batch = store.batch("explore")
+        [episode] = store.episodes(EpisodeFilter(batch="explore"))
+    assert batch.params["config"]["agent"]["example_fallback"] == "explorer"
+    record = episode.metadata["exemplar"]
+    assert record["fallback"] == "explorer" and record["fallback_steps"] > 0
+    assert all(step["example"] is None for step in record["steps"])
 
 
 def test_the_llm_agent_sees_retrieved_examples_in_its_prompt(db_path, monkeypatch):
@@ -261,3 +275,7 @@ def test_examples_need_an_agent_that_reads_them(db_path):
         result.exit_code == 2
         and "--with-examples needs an agent that reads examples" in result.output
     )
+    result = CliRunner().invoke(
+        main, ["--db", str(db_path), "run", "--family", "boil", "--example-fallback", "explorer"]
+    )
+    assert result.exit_code == 2 and "--example-fallback is for --agent exemplar" in result.output

@@ -125,6 +125,13 @@ def run_and_report(
     default=None,
     help="Only retrieve examples of this kind [default: both].",
 )
+@click.option(
+    "--example-fallback",
+    type=click.Choice(["stop", "explorer"]),
+    default=None,
+    help="What the exemplar agent does where no example applies: stop (fail honestly) or take "
+    "the scripted explorer's greedy choice [default: stop].",
+)
 @executor_options
 @click.option(
     "--seed",
@@ -167,6 +174,7 @@ def run_command(
     with_manual: bool,
     with_examples: int | None,
     example_kind: str | None,
+    example_fallback: str | None,
     executor: ExecutorChoice,
     seed: int,
     step_limit: int,
@@ -205,7 +213,9 @@ def run_command(
         )
     if agent_kind == "openai":
         check_endpoint(store, model)
-    _check_examples(store, env, agent_kind, *examples)
+    if example_fallback and agent_kind != "exemplar":
+        raise click.UsageError("--example-fallback is for --agent exemplar")
+    _check_examples(store, env, agent_kind, *examples, fallback=example_fallback or "stop")
     guidance = _guidance(store, guidance_file, with_repo, with_manual)
     manuals = store.manuals() if with_manual else []
     config = RunConfig(
@@ -222,6 +232,7 @@ def run_command(
             model=model,
             examples=examples[0],
             example_kind=example_kind,  # type: ignore[arg-type]
+            example_fallback=example_fallback or "stop",  # type: ignore[arg-type]
         ),
         guidance=guidance,
         manual=manuals[-1].markdown if manuals else "",
@@ -234,7 +245,9 @@ EXAMPLE_AGENTS = ("openai", "exemplar")
 """The agents that read retrieved examples."""
 
 
-def _check_examples(store: Store, env: str, agent: str, count: int, kind: str | None) -> None:
+def _check_examples(
+    store: Store, env: str, agent: str, count: int, kind: str | None, fallback: str = "stop"
+) -> None:
     """Refuse examples for an agent that reads none; open (and build, once) the index the
     workers will read, and say what it holds — or that there is nothing to retrieve."""
     if not count and agent != "exemplar":
@@ -253,7 +266,8 @@ def _check_examples(store: Store, env: str, agent: str, count: int, kind: str | 
     if not len(index):
         if agent != "exemplar":
             raise click.ClickException(f"the database holds no {what} of {env} to retrieve")
-        console.print(f"no {what} of {env}: the exemplar agent will stop at once")
+        does = "stop at once" if fallback == "stop" else "play as the explorer"
+        console.print(f"no {what} of {env}: the exemplar agent will {does}", soft_wrap=True)
         return
     retrievers = "BM25 and dense" if index.dense else "BM25"
     console.print(f"retrieving from {len(index)} {what} of {env} ({retrievers})")
