@@ -217,13 +217,22 @@ def _classify(text: str) -> _Kind:
     return _classify_step(text)
 
 
+_STEP_LABELS = {label.title(): kind for label, kind in _STEP_KINDS.items()}
+"""The step labels as logs usually spell them, each as all of a line before its colon."""
+
+
 def _classify_step(text: str) -> _Kind:
     """Step, prompt, outcome, header and task lines."""
-    if match := _STEP.match(text):
-        kind = _STEP_KINDS[match.group(1).lower()]
-        if kind == "action" and (think := _THINK_ACT.match(match.group(2))):
+    label, colon, rest = text.partition(":")
+    kind = _STEP_LABELS.get(label) if colon else None
+    if kind is not None:  # what _STEP reads from such a line, without scanning it
+        value = rest[1:] if rest[:1].isspace() else rest
+    elif match := _STEP.match(text):
+        kind, value = _STEP_KINDS[match.group(1).lower()], match.group(2)
+    if kind is not None:
+        if kind == "action" and (think := _THINK_ACT.match(value)):
             return _Kind("think", think.group(1) or think.group(2))  # "think: ..." / "think[...]"
-        return _Kind(kind, match.group(2))
+        return _Kind(kind, value)
     if match := _PROMPT.match(text):
         if think := _THINK.match(match.group(1)):
             return _Kind("think", think.group(1))
