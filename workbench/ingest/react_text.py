@@ -199,12 +199,16 @@ class _Kind(NamedTuple):
 
 
 _TEXT = _Kind("text")
+_HEADINGS = ("Episode", "Task", "Trial")
+"""How a line that starts with a capital must start to be a heading (see ``_HEADING``)."""
+_REACT_FIRST = frozenset("{_abcdefghijklmnopqrstuvwxyz")
+"""First characters of ReAct notebook lines, besides digits (see :func:`_classify_react`)."""
 
 
 def _classify(text: str) -> _Kind:
     """Recognise one line of log text (see the module docstring for the accepted lines)."""
     if text[:1].isupper():  # step lines: no bar and no ReAct notebook line starts so
-        if text[0] in "ET" and _HEADING.match(text):  # Episode, Task, Trial
+        if text.startswith(_HEADINGS) and _HEADING.match(text):
             return _Kind("marker", text.strip().lstrip("#").strip())
         return _classify_step(text)
     if match := _BAR.match(text):
@@ -230,7 +234,7 @@ def _classify_step(text: str) -> _Kind:
     elif match := _STEP.match(text):
         kind, value = _STEP_KINDS[match.group(1).lower()], match.group(2)
     if kind is not None:
-        if kind == "action" and (think := _THINK_ACT.match(value)):
+        if kind == "action" and value[:1] in ("t", "T") and (think := _THINK_ACT.match(value)):
             return _Kind("think", think.group(1) or think.group(2))  # "think: ..." / "think[...]"
         return _Kind(kind, value)
     if match := _PROMPT.match(text):
@@ -242,6 +246,9 @@ def _classify_step(text: str) -> _Kind:
 
 def _classify_react(text: str) -> _Kind | None:
     """Lines that ReAct's published notebooks print around each task; ``None`` for others."""
+    first = text[:1]
+    if not (first in _REACT_FIRST or first.isdecimal() or text.lstrip()[:1].isdecimal()):
+        return None  # (each pattern below opens with one of these, or spaces then a digit)
     if match := _REACT_QUESTION.match(text):
         family = "hotpotqa" if match.group(2) == "Question" else "fever"
         return _Kind("task", (family, match.group(1), match.group(3)))
@@ -263,8 +270,19 @@ def _classify_react(text: str) -> _Kind | None:
     return None
 
 
+_FIELD_START = re.compile(
+    r"^\W*(?:reward|final|total|score|succe|solved|correct|won|game|done|fail|task|episode|env"
+    r"|family|variation|agent|model|seed|instruction|question|goal|your)",
+    re.IGNORECASE,
+)
+"""How every line :func:`_classify_field` recognises starts (where any of its patterns
+matches, this does): most text lines are none of them, and one match tells."""
+
+
 def _classify_field(text: str) -> _Kind:
     """Recognise outcome, header and task lines."""
+    if not _FIELD_START.match(text):
+        return _TEXT
     if match := _REWARD.match(text):
         return _Kind("reward", float(match.group(1)))
     if match := _SCORE.match(text):
