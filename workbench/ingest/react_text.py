@@ -678,7 +678,6 @@ def _parsed(ctx: ReadContext, state: _Episode, drafts: list[_Draft]) -> ParsedEp
 
 _SPLITTING = frozenset(("bar", "marker", "task", "index"))
 """Kinds of line that may open a new episode whatever came before."""
-_NOTHING: tuple[()] = ()
 
 
 class _Splitter:
@@ -696,16 +695,10 @@ class _Splitter:
         self.pending: list[tuple[_Line, _Kind]] = []
         self.found = False
 
-    def feed(self, line: _Line) -> Iterator[ParsedEpisode | IngestError]:
-        """Take one line: the usual one goes to the episode being read, one that may start
-        or end an episode is sorted out here (yielding the episodes it ends)."""
-        kind = _classify(line.text)
-        if self.bar is None and kind.kind not in _SPLITTING:  # (and so nothing is pending)
-            self.current.feed(line, kind)
-            return _NOTHING
-        return self._split(line, kind)
-
-    def _split(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
+    def split(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
+        """Take a line that may start or end an episode (yielding the episodes it ends), or
+        any line while a bare bar is undecided; :func:`_episodes` gives every other line to
+        the episode being read."""
         if kind.kind == "bar":
             self._settle()
             if self.current.content:
@@ -795,7 +788,11 @@ def _episodes(ctx: ReadContext, lines: Iterable[_Line]) -> Iterator[ParsedEpisod
     for line in lines:
         if splitter is None:
             splitter = _Splitter(ctx, line.where)
-        yield from splitter.feed(line)
+        kind = _classify(line.text)
+        if splitter.bar is None and kind.kind not in _SPLITTING:  # (and so nothing is pending)
+            splitter.current.feed(line, kind)
+        else:
+            yield from splitter.split(line, kind)
     if splitter is not None:
         yield from splitter.end()
     if splitter is None or not splitter.found:
@@ -853,7 +850,9 @@ def _block_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> It
         lines.pop()
     for line in lines:
         number += 1
-        yield _Line(f"line {number}", _clean(line))
+        if line[-1:] == "\r" or "\x1b" in line:
+            line = _clean(line)
+        yield _Line(f"line {number}", line)
 
 
 def _checked_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
