@@ -367,6 +367,8 @@ def _joined(lines: list[str] | None) -> str:
     """The text of a multi-line value, without leading and trailing blank lines."""
     if not lines:
         return ""
+    if len(lines) == 1:  # the usual value, on its label's line
+        return lines[0] if lines[0].strip() else ""
     start, end = 0, len(lines)
     while start < end and not lines[start].strip():
         start += 1
@@ -458,7 +460,7 @@ class _Episode:
         if self.instruction is None and (goal := _WEBSHOP_GOAL.match(observation)):
             self.instruction = [goal.group(1)]
             self.headers.setdefault("family", "webshop")
-        if score := _WEBSHOP_SCORE.search(observation):
+        if "Your score (min " in observation and (score := _WEBSHOP_SCORE.search(observation)):
             self.score = float(score.group(1))
             self._verdict("score", _Line("", score.group(0)))
 
@@ -848,11 +850,11 @@ def _block_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> It
     lines = text.split("\n")
     if not lines[-1]:  # the block ends with a line break, not with a line
         lines.pop()
-    for line in lines:
-        number += 1
-        if line[-1:] == "\r" or "\x1b" in line:
-            line = _clean(line)
-        yield _Line(f"line {number}", line)
+    if "\r" in text or "\x1b" in text:  # (what _clean removes; most logs hold neither)
+        lines = [_clean(line) for line in lines]
+    wheres = map("line {}".format, range(number + 1, number + 1 + len(lines)))
+    # _Line(where, text) for each, made without running Python code per line
+    yield from map(tuple.__new__, itertools.repeat(_Line), zip(wheres, lines, strict=True))
 
 
 def _checked_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
