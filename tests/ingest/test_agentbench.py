@@ -214,3 +214,26 @@ def test_a_50_mb_observation_is_stored_whole(tmp_path, store):
 def test_the_cli_names_the_bad_line_in_one_message_and_skip_bad_keeps_the_rest(db_path, data_dir):
     path = data_dir / "agentbench" / "bad_lines.jsonl"
     assert_cli_names_bad_line(db_path, path, f"{path}: line 2: invalid JSON", "line 2")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Now, my problem is this:",
+        "MY PROBLEM IS",
+        "my  problem is",
+        "Your task is to count.",
+        "your ta\u017fk \u0131s",  # letters that match i, s and k ignoring case
+        "\u0130nstruction: x",
+        "Task: list files",
+        "  question :why",
+        "output\n  Goal: x",
+        "output\r\nGOAL:",
+        "a task: in the middle",
+        "The output of the OS:\n[]",
+        "",
+        "no task here",
+    ],
+)
+def test_the_quick_task_line_test_answers_as_the_pattern(text):
+    assert agentbench._states_task(text) == (agentbench._TASK_LINE.search(text) is not None)

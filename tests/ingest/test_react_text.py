@@ -487,3 +487,26 @@ def test_text_read_in_blocks_gives_the_lines_read_one_by_one(tmp_path, monkeypat
     path = tmp_path / "run.log"
     path.write_bytes(b"x" * (1 << 16) + b"\n" + data if b"\x00" in data else data)
     assert _lines_in_blocks(path) == _lines_one_by_one(path)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Thought: go",
+        "Action:open door",
+        "Observation:  two spaces kept",
+        "Obs:\u00a0a no-break space",
+        "Act:\tthink: plan",
+        "Action: think[plan]",
+        "Action: Think: plan",
+        "Initial Observation: a room",
+        "Think:",
+        "Action: a: b: c",
+    ],
+)
+def test_a_step_line_read_by_its_label_reads_as_the_step_pattern(line):
+    match = react_text._STEP.match(line)
+    kind, value = react_text._STEP_KINDS[match.group(1).lower()], match.group(2)
+    think = react_text._THINK_ACT.match(value) if kind == "action" else None
+    expected = ("think", think.group(1) or think.group(2)) if think else (kind, value)
+    assert tuple(react_text._classify(line))[:2] == expected

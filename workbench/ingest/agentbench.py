@@ -193,9 +193,7 @@ def _steps(turns: list[tuple[str, str]]) -> tuple[list[dict[str, Any]], str]:
 
 def _start(turns: list[tuple[str, str]]) -> int:
     """Index of the turn that states the real problem (see the module docstring)."""
-    starts = [
-        k for k, (role, text) in enumerate(turns) if role == "user" and _TASK_LINE.search(text)
-    ]
+    starts = [k for k, (role, text) in enumerate(turns) if role == "user" and _states_task(text)]
     if starts:
         return starts[-1]
     first = next((k for k, (role, _) in enumerate(turns) if role == "user"), 0)
@@ -203,6 +201,28 @@ def _start(turns: list[tuple[str, str]]) -> int:
     if len(ack) == 2 and ack[0][0] == "agent" and _ACK.match(ack[0][1]) and ack[1][0] == "user":
         return first + 2  # the prompt, the agent's "Ok.", then the question
     return first
+
+
+_TASK_PHRASE = re.compile(r"my problem is|your task is", re.IGNORECASE)
+_TASK_LABEL = re.compile(r"\s*(?:task|question|instruction|goal)\s*:", re.IGNORECASE)
+
+
+def _states_task(text: str) -> bool:
+    """Whether ``_TASK_LINE`` finds a task line in ``text``: its phrases searched for only in
+    text holding their words (``problem`` and ``your``, letters that match nothing but
+    themselves in either case), its labels tried where lines start; the same answer without
+    trying every alternative at every character."""
+    lowered = text.lower()
+    if ("problem" in lowered or "your" in lowered) and _TASK_PHRASE.search(text):
+        return True
+    if _TASK_LABEL.match(text):
+        return True
+    at = text.find("\n")
+    while at >= 0:
+        if _TASK_LABEL.match(text, at + 1):
+            return True
+        at = text.find("\n", at + 1)
+    return False
 
 
 def _action(text: str, k: int, turns: list[tuple[str, str]]) -> dict[str, Any]:

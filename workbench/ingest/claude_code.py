@@ -377,8 +377,14 @@ PROMPT_TOKENS = ("input_tokens", "cache_creation_input_tokens", "cache_read_inpu
 
 def _tokens(usage: dict[str, Any]) -> tuple[int | None, int | None]:
     """``(prompt, completion)`` tokens of one API message, cache reads and writes as prompt."""
-    prompt = total([int_or_none(usage.get(k)) for k in PROMPT_TOKENS])
-    return prompt, int_or_none(usage.get("output_tokens"))
+    prompt = None  # (as total() of the known counts, read as int_or_none reads them)
+    for key in PROMPT_TOKENS:
+        value = usage.get(key)
+        count = value if type(value) is int else int_or_none(value)
+        if count is not None:
+            prompt = count if prompt is None else prompt + count
+    completion = usage.get("output_tokens")
+    return prompt, completion if type(completion) is int else int_or_none(completion)
 
 
 BLOCK_TYPES = (

@@ -199,12 +199,16 @@ class _Kind(NamedTuple):
 
 
 _TEXT = _Kind("text")
+_HEADINGS = ("Episode", "Task", "Trial")
+"""How a line that starts with a capital must start to be a heading (see ``_HEADING``)."""
+_REACT_FIRST = frozenset("{_abcdefghijklmnopqrstuvwxyz")
+"""First characters of ReAct notebook lines, besides digits (see :func:`_classify_react`)."""
 
 
 def _classify(text: str) -> _Kind:
     """Recognise one line of log text (see the module docstring for the accepted lines)."""
     if text[:1].isupper():  # step lines: no bar and no ReAct notebook line starts so
-        if text[0] in "ET" and _HEADING.match(text):  # Episode, Task, Trial
+        if text.startswith(_HEADINGS) and _HEADING.match(text):
             return _Kind("marker", text.strip().lstrip("#").strip())
         return _classify_step(text)
     if match := _BAR.match(text):
@@ -217,13 +221,22 @@ def _classify(text: str) -> _Kind:
     return _classify_step(text)
 
 
+_STEP_LABELS = {label.title(): kind for label, kind in _STEP_KINDS.items()}
+"""The step labels as logs usually spell them, each as all of a line before its colon."""
+
+
 def _classify_step(text: str) -> _Kind:
     """Step, prompt, outcome, header and task lines."""
-    if match := _STEP.match(text):
-        kind = _STEP_KINDS[match.group(1).lower()]
-        if kind == "action" and (think := _THINK_ACT.match(match.group(2))):
+    label, colon, rest = text.partition(":")
+    kind = _STEP_LABELS.get(label) if colon else None
+    if kind is not None:  # what _STEP reads from such a line, without scanning it
+        value = rest[1:] if rest[:1].isspace() else rest
+    elif match := _STEP.match(text):
+        kind, value = _STEP_KINDS[match.group(1).lower()], match.group(2)
+    if kind is not None:
+        if kind == "action" and value[:1] in ("t", "T") and (think := _THINK_ACT.match(value)):
             return _Kind("think", think.group(1) or think.group(2))  # "think: ..." / "think[...]"
-        return _Kind(kind, match.group(2))
+        return _Kind(kind, value)
     if match := _PROMPT.match(text):
         if think := _THINK.match(match.group(1)):
             return _Kind("think", think.group(1))
@@ -233,6 +246,9 @@ def _classify_step(text: str) -> _Kind:
 
 def _classify_react(text: str) -> _Kind | None:
     """Lines that ReAct's published notebooks print around each task; ``None`` for others."""
+    first = text[:1]
+    if not (first in _REACT_FIRST or first.isdecimal() or text.lstrip()[:1].isdecimal()):
+        return None  # (each pattern below opens with one of these, or spaces then a digit)
     if match := _REACT_QUESTION.match(text):
         family = "hotpotqa" if match.group(2) == "Question" else "fever"
         return _Kind("task", (family, match.group(1), match.group(3)))
@@ -254,8 +270,19 @@ def _classify_react(text: str) -> _Kind | None:
     return None
 
 
+_FIELD_START = re.compile(
+    r"^\W*(?:reward|final|total|score|succe|solved|correct|won|game|done|fail|task|episode|env"
+    r"|family|variation|agent|model|seed|instruction|question|goal|your)",
+    re.IGNORECASE,
+)
+"""How every line :func:`_classify_field` recognises starts (where any of its patterns
+matches, this does): most text lines are none of them, and one match tells."""
+
+
 def _classify_field(text: str) -> _Kind:
     """Recognise outcome, header and task lines."""
+    if not _FIELD_START.match(text):
+        return _TEXT
     if match := _REWARD.match(text):
         return _Kind("reward", float(match.group(1)))
     if match := _SCORE.match(text):
@@ -340,6 +367,8 @@ def _joined(lines: list[str] | None) -> str:
     """The text of a multi-line value, without leading and trailing blank lines."""
     if not lines:
         return ""
+    if len(lines) == 1:  # the usual value, on its label's line
+        return lines[0] if lines[0].strip() else ""
     start, end = 0, len(lines)
     while start < end and not lines[start].strip():
         start += 1
@@ -431,7 +460,7 @@ class _Episode:
         if self.instruction is None and (goal := _WEBSHOP_GOAL.match(observation)):
             self.instruction = [goal.group(1)]
             self.headers.setdefault("family", "webshop")
-        if score := _WEBSHOP_SCORE.search(observation):
+        if "Your score (min " in observation and (score := _WEBSHOP_SCORE.search(observation)):
             self.score = float(score.group(1))
             self._verdict("score", _Line("", score.group(0)))
 
@@ -651,7 +680,6 @@ def _parsed(ctx: ReadContext, state: _Episode, drafts: list[_Draft]) -> ParsedEp
 
 _SPLITTING = frozenset(("bar", "marker", "task", "index"))
 """Kinds of line that may open a new episode whatever came before."""
-_NOTHING: tuple[()] = ()
 
 
 class _Splitter:
@@ -669,16 +697,10 @@ class _Splitter:
         self.pending: list[tuple[_Line, _Kind]] = []
         self.found = False
 
-    def feed(self, line: _Line) -> Iterator[ParsedEpisode | IngestError]:
-        """Take one line: the usual one goes to the episode being read, one that may start
-        or end an episode is sorted out here (yielding the episodes it ends)."""
-        kind = _classify(line.text)
-        if self.bar is None and kind.kind not in _SPLITTING:  # (and so nothing is pending)
-            self.current.feed(line, kind)
-            return _NOTHING
-        return self._split(line, kind)
-
-    def _split(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
+    def split(self, line: _Line, kind: _Kind) -> Iterator[ParsedEpisode | IngestError]:
+        """Take a line that may start or end an episode (yielding the episodes it ends), or
+        any line while a bare bar is undecided; :func:`_episodes` gives every other line to
+        the episode being read."""
         if kind.kind == "bar":
             self._settle()
             if self.current.content:
@@ -768,7 +790,11 @@ def _episodes(ctx: ReadContext, lines: Iterable[_Line]) -> Iterator[ParsedEpisod
     for line in lines:
         if splitter is None:
             splitter = _Splitter(ctx, line.where)
-        yield from splitter.feed(line)
+        kind = _classify(line.text)
+        if splitter.bar is None and kind.kind not in _SPLITTING:  # (and so nothing is pending)
+            splitter.current.feed(line, kind)
+        else:
+            yield from splitter.split(line, kind)
     if splitter is not None:
         yield from splitter.end()
     if splitter is None or not splitter.found:
@@ -824,9 +850,11 @@ def _block_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> It
     lines = text.split("\n")
     if not lines[-1]:  # the block ends with a line break, not with a line
         lines.pop()
-    for line in lines:
-        number += 1
-        yield _Line(f"line {number}", _clean(line))
+    if "\r" in text or "\x1b" in text:  # (what _clean removes; most logs hold neither)
+        lines = [_clean(line) for line in lines]
+    wheres = map("line {}".format, range(number + 1, number + 1 + len(lines)))
+    # _Line(where, text) for each, made without running Python code per line
+    yield from map(tuple.__new__, itertools.repeat(_Line), zip(wheres, lines, strict=True))
 
 
 def _checked_lines(ctx: ReadContext, block: bytes, number: int, offset: int) -> Iterator[_Line]:
