@@ -13,12 +13,20 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
+import ijson
 from pydantic import ValidationError
 
 from store import Batch, Episode, Outcome, Source, Span, Step, Task
-from workbench.ingest.values import compact_json, json_within, parse_json
+from workbench.ingest.values import (
+    TOO_DEEP,
+    compact_json,
+    float_or_none,
+    json_within,
+    loads,
+    parse_json,
+)
 
 
 class IngestError(Exception):
@@ -67,6 +75,10 @@ class ParsedEpisode:
     ``None`` puts the episode in the import's batch."""
 
 
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark some editors and Windows tools write at the start of text."""
+
+
 class CountingReader(io.RawIOBase):
     """A binary file wrapper that counts the bytes read, for progress by bytes."""
 
@@ -113,7 +125,10 @@ class ReadContext:
     it is read once; ``None``: :meth:`open` reads the file."""
 
     def open(self, path: Path | None = None) -> io.BufferedReader:
-        """Open ``path`` (default: the file being read) for binary reading, counting bytes."""
+        """Open ``path`` (default: the file being read) for binary reading, counting bytes.
+
+        A UTF-8 byte order mark at the start is skipped: every importer reads the text after it.
+        """
         if path is None and self.content is not None:
             source: Any = io.BytesIO(self.content)
         else:
@@ -121,7 +136,10 @@ class ReadContext:
         reader = CountingReader(source)
         if path is None:
             self.readers.append(reader)
-        return io.BufferedReader(reader, buffer_size=1 << 16)
+        handle = io.BufferedReader(reader, buffer_size=1 << 16)
+        if handle.peek(len(BOM))[: len(BOM)] == BOM:
+            handle.read(len(BOM))
+        return handle
 
     def bytes_read(self) -> int:
         """Bytes of the main file consumed so far."""
@@ -169,13 +187,66 @@ def load_json(ctx: ReadContext, path: Path | None = None) -> Any:
     with ctx.open(path) as handle:
         data = handle.read()
     try:
-        return json.loads(data)
+        return loads(data)
     except UnicodeDecodeError as error:
         raise IngestError(target, f"byte {error.start}", "", "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise IngestError(
             target, f"line {error.lineno} column {error.colno}", "", f"invalid JSON: {error.msg}"
         ) from None
+
+
+MAX_DEPTH = 900
+"""How deep :func:`json_items` lets values nest (what ``json.loads`` reads, about)."""
+_OPENS = ("start_map", "start_array")
+_CLOSES = ("end_map", "end_array")
+
+
+def json_items(handle: IO[bytes], prefix: str, buf_size: int) -> Iterator[Any]:
+    """``ijson.items(handle, prefix, use_float=True)``: the values at ``prefix``, streamed,
+    refusing (with ``ijson.JSONError``) values nested more than :data:`MAX_DEPTH` deep.
+
+    ``ijson.items`` keeps the path of every open level, so that a value nested 100,000 deep
+    takes tens of gigabytes; this builds the values from ijson's events without paths.
+    """
+    want = prefix.split(".") if prefix else []
+    keys: list[str] = []
+    """Per open container outside the items: ``item`` for an array, else its current key."""
+    events = ijson.basic_parse(handle, use_float=True, buf_size=buf_size)
+    try:
+        for event, value in events:
+            if event == "map_key":
+                keys[-1] = value
+                continue
+            if event in _CLOSES:
+                keys.pop()
+                continue
+            if keys == want:
+                yield _built(events, event, value) if event in _OPENS else value
+            elif event in _OPENS:
+                if len(keys) >= MAX_DEPTH:
+                    raise ijson.JSONError(TOO_DEEP)
+                keys.append("item" if event == "start_array" else "")
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise ijson.JSONError(f"number too long ({str(error).partition(';')[0]})") from None
+
+
+def _built(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
+    """The container opened by ``event``, built from the events up to its end."""
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for event, value in events:
+        builder.event(event, value)
+        if event in _OPENS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ijson.JSONError(TOO_DEEP)
+        elif event in _CLOSES:
+            depth -= 1
+            if not depth:
+                return builder.value
+    raise ijson.IncompleteJSONError("premature end of the JSON document")
 
 
 def json_line(raw: bytes) -> Any:
@@ -187,7 +258,7 @@ def json_line(raw: bytes) -> Any:
     """
     if raw[:1] == b"{" and raw[1:2] != b"\x00":
         return parse_json(raw.decode("utf-8", "surrogatepass"))
-    return json.loads(raw)
+    return loads(raw)
 
 
 def iter_jsonl(ctx: ReadContext) -> Iterator[tuple[int, Any] | IngestError]:
@@ -332,12 +403,7 @@ def outcome_from(record: dict[str, Any], message: str = "") -> Outcome:
     """
     success = next((record[k] for k in SUCCESS_KEYS if isinstance(record.get(k), bool)), None)
     score = next(
-        (
-            float(record[k])
-            for k in SCORE_KEYS
-            if isinstance(record.get(k), (int, float)) and not isinstance(record.get(k), bool)
-        ),
-        None,
+        (score for k in SCORE_KEYS if (score := float_or_none(record.get(k))) is not None), None
     )
     if success is None and score is not None:
         success = score >= 1.0 if score <= 1.0 else score >= 100.0

@@ -3,6 +3,7 @@ report of what each file gave (or why it gave nothing)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from collections.abc import Iterable
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from store import Batch, Store
-from workbench.ingest import formats
+from workbench.ingest import formats, storable
 from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
 from workbench.progress import NullProgress, Progress, check_cancel
 
@@ -193,18 +194,38 @@ class _Import:
         self.tasks: set[str] = set()
         """Tasks stored by this import: storing one again would leave it as it is."""
 
-    def store_episode(self, parsed: ParsedEpisode, report: FileReport) -> None:
+    def store_episode(self, parsed: ParsedEpisode, report: FileReport, alone: bool) -> None:
+        """Store one parsed episode; text with lone surrogates is stored with U+FFFD in their
+        place, and any other value SQLite cannot hold is an :class:`IngestError` naming it.
+
+        Args:
+            alone: whether the episode must leave nothing behind when it cannot be stored
+                (with ``skip_bad``, where the import goes on without it).
+        """
+        try:
+            try:
+                self._store(parsed, report, alone)
+            except UnicodeEncodeError:
+                parsed = storable.without_surrogates(parsed)
+                self._store(parsed, report, alone)
+        except storable.UNSTORABLE as error:
+            raise storable.unstorable(report.path, parsed, error) from None
         if len(self.preview) < PREVIEW:
             self.preview.append(parsed)
-        if parsed.batch is not None:
-            self.store.put_batch(parsed.batch)
-        elif not self.used:
-            self.store.put_batch(self.batch)
+
+    def _store(self, parsed: ParsedEpisode, report: FileReport, alone: bool) -> None:
+        with self.store.transaction() if alone else contextlib.nullcontext():
+            if parsed.batch is not None:
+                self.store.put_batch(parsed.batch)
+            elif not self.used:
+                self.store.put_batch(self.batch)
+            if parsed.task.id not in self.tasks:  # (put_task keeps the first of an id)
+                self.store.put_task(parsed.task)
+            added = self.store.add_episode(parsed.episode, parsed.steps, parsed.spans)
+        if parsed.batch is None:
             self.used = True
-        if parsed.task.id not in self.tasks:  # (put_task keeps the first of an id)
-            self.store.put_task(parsed.task)
-            self.tasks.add(parsed.task.id)
-        if self.store.add_episode(parsed.episode, parsed.steps, parsed.spans):
+        self.tasks.add(parsed.task.id)
+        if added:
             report.episodes += 1
             report.count(parsed)
         else:
@@ -354,12 +375,16 @@ def _read_file(
     try:
         for item in importer.read(ctx):
             check_cancel(cancel)
-            if isinstance(item, IngestError):
+            if not isinstance(item, IngestError):
+                try:
+                    job.store_episode(item, report, alone=skip_bad)
+                    item = None
+                except IngestError as error:
+                    item = error
+            if item is not None:
                 if not skip_bad:
                     raise item
                 report.bad.append(str(item))
-            else:
-                job.store_episode(item, report)
             done = ctx.bytes_read()
             progress.advance(done - reported, path.name)
             reported = done
@@ -371,12 +396,22 @@ def _read_file(
         report.reason, report.error = error.message, error
         progress.advance(size - reported)
         return
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        ArithmeticError,
+        RecursionError,
+    ) as error:
         # An importer bug must still not leave a traceback or a partial write.
         raise IngestError(
             path, "", "", f"{importer.name} importer failed: {type(error).__name__}: {error}"
         ) from error
     progress.advance(size - reported)
+    if report.empty:
+        return  # not remembered as imported: read again, it says again why it gave nothing
     job.store.add_source(
         ctx.content_hash,
         str(path),
