@@ -287,6 +287,7 @@ def _as_eval(path: Path, mutation: Mutation) -> Path:
 
 def run_case(case: Case, folder: Path, base: Path) -> Outcome:
     """Import ``case`` with ``workbench import`` into a copy of ``base``, in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
     db = folder / "workbench.db"
     shutil.copyfile(base, db)
     before = digest(db)

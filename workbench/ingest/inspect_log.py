@@ -42,6 +42,7 @@ error fails the episode with the error's message. Usage sums ``model_usage`` ove
 from __future__ import annotations
 
 import json
+import lzma
 import re
 import sys
 import zlib
@@ -179,7 +180,7 @@ def _archive(ctx: ReadContext) -> Iterator[zipfile.ZipFile]:
     try:
         try:
             archive = zipfile.ZipFile(handle or ctx.path)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as error:
             raise ctx.error("", "", f"not a readable .eval (zip) archive: {error}") from None
         with archive:
             _check_compression(ctx, archive)
@@ -222,12 +223,24 @@ def _eval_header(ctx: ReadContext, archive: zipfile.ZipFile) -> dict[str, Any]:
     return header
 
 
+MEMBER_ERRORS = (
+    zipfile.BadZipFile,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    zlib.error,
+    lzma.LZMAError,
+)
+"""What reading a damaged archive member raises (a flipped byte in its header or data)."""
+
+
 def _member_json(ctx: ReadContext, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
     where = f"member {info.filename}"
     try:
         with archive.open(info) as member:
             data = member.read()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error) as error:
+    except MEMBER_ERRORS as error:
         raise ctx.error(where, "", f"cannot read archive member: {error}") from None
     try:
         return loads(data)

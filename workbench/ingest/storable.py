@@ -69,8 +69,9 @@ def _replace(value: Any) -> Any:
 def unstorable(path: str, parsed: ParsedEpisode, error: BaseException) -> IngestError:
     """The error for an episode SQLite refused with ``error``: its record and, when one can be
     found, the field at fault."""
-    where = parsed.episode.source.record or f"episode {parsed.episode.id}"
-    where = where if where.split(" ", 1)[0] in ("line", "record", "member") else f"record {where}"
+    source = parsed.episode.source
+    ours = source.path == path and source.record  # (the workbench's JSONL keeps its own)
+    where = source.record if ours else f"episode {parsed.episode.id}"
     for prefix, record in _records(parsed):
         found = _bad_field(record)
         if found is not None:
