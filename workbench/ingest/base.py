@@ -265,44 +265,68 @@ def iter_jsonl(ctx: ReadContext) -> Iterator[tuple[int, Any] | IngestError]:
     """Yield ``(line number, parsed object)`` per non-blank line; bad lines become errors.
 
     The file is read in blocks of whole lines, each decoded once and its objects scanned in
-    place (see :func:`_block_records`): what reading it line by line gives, for less.
+    place (see :func:`_block_records`): what reading it line by line gives, for less. A block
+    is handed over in a list that :func:`_block_records` empties, so that its bytes are freed
+    once decoded: memory holds about two copies of the longest line, not four.
     """
     number = 0
     with ctx.open() as handle:
-        for block in _line_blocks(handle):
-            yield from _block_records(ctx, block, number)
-            number += block.count(b"\n") + (not block.endswith(b"\n"))
+        for held in _line_blocks(handle):
+            lines = held[0].count(b"\n") + (not held[0].endswith(b"\n"))
+            yield from _block_records(ctx, held, number)
+            number += lines
 
 
 LINE_BLOCK = 1 << 16
 """Bytes read at a time by :func:`iter_jsonl` (the whole lines among them make a block)."""
+BIG_LINE = 1 << 20
+"""A line this long has the decoded block dropped before its record is yielded."""
 
 
-def _line_blocks(handle: io.BufferedReader) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines (the last may lack its line break)."""
-    rest: list[bytes] = []
+def _line_blocks(handle: io.BufferedReader) -> Iterator[list[bytes | bytearray]]:
+    """The file's bytes in blocks of whole lines (the last may lack its line break), each
+    alone in a list that the reader empties.
+
+    A line longer than a read grows in one ``bytearray`` (no list of pieces joined into a
+    second copy).
+    """
+    rest = b""
+    long: bytearray | None = None
     while chunk := handle.read(LINE_BLOCK):
         cut = chunk.rfind(b"\n") + 1
         if not cut:  # no line ends in it
-            rest.append(chunk)
+            if long is None:
+                long = bytearray(rest)
+            long += chunk
             continue
-        yield b"".join([*rest, chunk[:cut]])
-        rest = [chunk[cut:]]
-    if any(rest):
-        yield b"".join(rest)
+        if long is None:
+            held: list[bytes | bytearray] = [rest + chunk[:cut]]
+        else:
+            long += chunk[:cut]
+            held, long = [long], None
+        rest = chunk[cut:]
+        yield held
+        del held
+    if long is not None:
+        yield [long]
+    elif rest:
+        yield [rest]
 
 
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 """What ``bytes.isspace`` counts as space."""
 
 
-def _block_records(ctx: ReadContext, block: bytes, number: int) -> Iterator[Any]:
-    """The records of a block of lines, the first of them line ``number + 1``.
+def _block_records(ctx: ReadContext, held: list[bytes | bytearray], number: int) -> Iterator[Any]:
+    """The records of a block of lines (taken out of ``held``), the first of them line
+    ``number + 1``.
 
     A line that opens an object is scanned where it is in the decoded block; a line whose
     object does not end on it, or that is anything else, is read on its own as before
-    (:func:`_line_record`), which also names what is wrong with it.
+    (:func:`_line_record`), which also names what is wrong with it. Before the record of a
+    line of :data:`BIG_LINE` or more is yielded, the block's text is cut to what follows it.
     """
+    block = held.pop()
     try:
         text = block.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:  # line by line, to name the line at fault
@@ -310,6 +334,7 @@ def _block_records(ctx: ReadContext, block: bytes, number: int) -> Iterator[Any]
             number += 1
             yield from _line_record(ctx, number, raw)
         return
+    del block
     pos, size = 0, len(text)
     while pos < size:
         number += 1
@@ -318,8 +343,12 @@ def _block_records(ctx: ReadContext, block: bytes, number: int) -> Iterator[Any]
         if text[pos] == "{" and text[pos + 1 : pos + 2] != "\x00":  # as json_line reads it
             found, value = json_within(text, pos, stop)
             if found:
+                if stop - pos >= BIG_LINE:
+                    text, pos, size = text[stop:], 0, size - stop
+                else:
+                    pos = stop
                 yield number, value
-                pos = stop
+                del value
                 continue
         raw = text[pos:stop]
         if raw.strip(_ASCII_SPACE):

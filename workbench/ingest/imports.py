@@ -88,7 +88,8 @@ class ImportReport:
     folders: list[tuple[str, str]] = field(default_factory=list)
     """Named folders that gave no episode, each with why."""
     preview: list[ParsedEpisode] = field(default_factory=list)
-    """The first parsed episodes (at most :data:`PREVIEW`), to show what the files held."""
+    """In a dry run, the first parsed episodes (at most :data:`PREVIEW`), to show what the
+    files held; empty otherwise (so that no big record stays in memory to the commit)."""
     dry_run: bool = False
     """Whether the import was rolled back on purpose, writing nothing."""
 
@@ -180,8 +181,10 @@ def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
 class _Import:
     """State of one running import (one transaction)."""
 
-    def __init__(self, store: Store, batch_name: str | None, params: dict[str, object]) -> None:
-        self.store = store
+    def __init__(
+        self, store: Store, batch_name: str | None, params: dict[str, object], dry_run: bool
+    ) -> None:
+        self.store, self.dry_run = store, dry_run
         existing = store.batch(batch_name) if batch_name else None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.batch = existing or Batch(
@@ -190,7 +193,7 @@ class _Import:
         self.used = False
         """Whether an episode went into the import's batch (only then is the batch stored)."""
         self.preview: list[ParsedEpisode] = []
-        """The first parsed episodes, for the report."""
+        """The first parsed episodes, for a dry run's report."""
         self.tasks: set[str] = set()
         """Tasks stored by this import: storing one again would leave it as it is."""
 
@@ -210,7 +213,7 @@ class _Import:
                 self._store(parsed, report, alone)
         except storable.UNSTORABLE as error:
             raise storable.unstorable(report.path, parsed, error) from None
-        if len(self.preview) < PREVIEW:
+        if self.dry_run and len(self.preview) < PREVIEW:  # (else: a big record kept alive)
             self.preview.append(parsed)
 
     def _store(self, parsed: ParsedEpisode, report: FileReport, alone: bool) -> None:
@@ -278,7 +281,7 @@ def import_paths(
         "format": forced.name if forced else None,
         "results": str(results) if results else None,
     }
-    job = _Import(store, batch, params)
+    job = _Import(store, batch, params, dry_run)
     report = ImportReport(batch_id=None, dry_run=dry_run)
     progress.start(sum(p.stat().st_size for p, _ in files), "importing")
     try:
