@@ -10,11 +10,25 @@ own peak RSS. Prints both peaks and their ratio (target ≤ 1.5).
 The defaults make the N file about 100 MB (and the 10·N file about 1 GB). With ``--format``,
 the files are that format's synthetic ones (``_synthetic.format_file``, about 40 steps an
 episode; ``--steps`` and ``--observation`` are the workbench format's own).
+
+With ``--big-record``, memory against the largest record instead: for each of the workbench
+JSONL, openai-chat, claude-code and react-text formats, a file of one record whose one
+observation is ``--size`` MB (default 50) is imported in a fresh process, and so is a file of
+the same record with a short observation (and one of twice ``--size``). Printed: each peak,
+``(peak - tiny peak) / record size``, and the slope ``(peak(2·size) - peak(size)) / (2·size -
+size)``: how much memory each MB of the record takes, what ``(peak - tiny peak)`` is without
+the constants (SQLite's page cache, 64 MiB, fills with the record's pages). Target: slope ≤ 3.
+With ``--distinct`` every line of the observation ends in a token of its own (a log with line
+numbers): SQLite's full-text index then holds about 4 bytes per byte of the row while it
+indexes it (its in-memory term list, per row).
+
+    python bench/import_memory.py --big-record [--size 50] [--formats workbench,react-text]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -60,13 +74,159 @@ def _files(source: Path) -> list[Path]:
     return [p for p in source.rglob("*") if p.is_file()] if source.is_dir() else [source]
 
 
+BIG_FORMATS = ("workbench", "openai-chat", "claude-code", "react-text")
+"""The formats ``--big-record`` measures: the workbench's own, a chat list, a session log of
+one message a line, and plain text."""
+
+
+WORDS = [
+    f"{stem}{suffix}"
+    for stem in (
+        "file",
+        "dir",
+        "test",
+        "error",
+        "build",
+        "module",
+        "config",
+        "value",
+        "user",
+        "src",
+    )
+    for suffix in ("", "s", "ed", "_a", "_b", ".py", ".log", "-1", "-2", "/x")
+]
+"""A hundred words: tool output repeats a bounded vocabulary (see ``--distinct``)."""
+
+
+def observation(size: int, distinct: bool = False) -> str:
+    """``size`` characters of tool output: lines of words from :data:`WORDS`; with
+    ``distinct``, each line also ends with its own number (a token no other line has)."""
+    line = " ".join(WORDS[(k * 7) % len(WORDS)] for k in range(12))
+    lines = [f"{line} {i:08d}\n" if distinct else f"{line}\n" for i in range(size // 80 + 1)]
+    text = "".join(lines)
+    while len(text) < size:
+        text += text
+    return text[:size]
+
+
+def one_record_file(fmt: str, folder: Path, text: str) -> Path:
+    """A file of ``fmt`` with one record (episode) whose one observation is ``text``."""
+    folder.mkdir()
+    if fmt == "workbench":
+        line = _synthetic.episode_line(0, 3, 100)
+        line["steps"][1]["observation"] = text
+        return _write(folder / "runs.jsonl", [line])
+    if fmt == "openai-chat":
+        call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+        record = {
+            "task_id": "big",
+            "messages": [
+                {"role": "user", "content": "List the files."},
+                {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": text},
+                {"role": "assistant", "content": "Done."},
+            ],
+        }
+        return _write(folder / "chat.jsonl", [record])
+    if fmt == "claude-code":
+        base = {"sessionId": "s", "isSidechain": False, "parentUuid": None, "cwd": "/w"}
+        call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls -l"}}
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": text}
+        return _write(
+            folder / "session.jsonl",
+            [
+                {**base, "type": "user", "message": {"role": "user", "content": "List files."}},
+                {**base, "type": "assistant", "message": {"id": "m", "content": [call]}},
+                {**base, "type": "user", "message": {"role": "user", "content": [result]}},
+            ],
+        )
+    if fmt == "react-text":
+        path = folder / "run.log"
+        path.write_text(f"Task: list files\nAction: ls -l\nObservation: {text}\nScore: 1\n")
+        return path
+    raise SystemExit(f"--big-record knows {', '.join(BIG_FORMATS)}, not {fmt!r}")
+
+
+def _write(path: Path, records: list[dict]) -> Path:
+    with path.open("w") as out:
+        for record in records:
+            out.write(json.dumps(record))
+            out.write("\n")
+    return path
+
+
+def written(fmt: str, folder: Path, size: int, distinct: bool) -> Path:
+    """:func:`one_record_file`, written by a child process: a child's peak RSS starts at
+    its parent's RSS when it was started (Linux keeps ``ru_maxrss`` across fork and exec),
+    so the big text is never in this process."""
+    args = [str(folder), fmt, str(size), "1" if distinct else ""]
+    code = "import sys; sys.argv[1:] = []; import import_memory as m; m._write_one(*ARGS)"
+    subprocess.run(
+        [sys.executable, "-c", code.replace("ARGS", repr(args))],
+        cwd=Path(__file__).parent,
+        check=True,
+    )
+    return next(p for p in folder.iterdir())
+
+
+def _write_one(folder: str, fmt: str, size: str, distinct: str) -> None:
+    one_record_file(fmt, Path(folder), observation(int(size), bool(distinct)))
+
+
+def big_record(args: argparse.Namespace) -> None:
+    """Peak memory of a one-record import with a big observation, over the record's size."""
+    size = int(args.size * 1e6)
+    print(
+        f"{'format':12} {'record MB':>9} {'tiny':>7} {'peak':>7} {'2x peak':>7}"
+        f" {'(peak-tiny)/record':>18} {'slope':>6}"
+    )
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for fmt in args.formats.split(","):
+            tiny = written(fmt, folder / f"{fmt}-tiny", 100, False)
+            _, base = peak_import(folder / f"{fmt}-tiny.db", tiny, fmt)
+            peaks, records = [], []
+            for scale in (1, 2):
+                name = f"{fmt}-big{scale}"
+                big = written(fmt, folder / name, scale * size, args.distinct)
+                records.append(big.stat().st_size / 2**20)
+                episodes, peak = peak_import(folder / f"{name}.db", big, fmt)
+                assert episodes == 1, (fmt, episodes)
+                peaks.append(peak)
+                shutil.rmtree(folder / name)
+                (folder / f"{name}.db").unlink()
+            ratio = (peaks[0] - base) / records[0]
+            slope = (peaks[1] - peaks[0]) / (records[1] - records[0])
+            worst = max(worst, slope)
+            print(
+                f"{fmt:12} {records[0]:9.1f} {base:7.1f} {peaks[0]:7.1f} {peaks[1]:7.1f}"
+                f" {ratio:18.2f} {slope:6.2f}"
+            )
+    print(
+        f"worst slope (MB of peak per MB of record, {args.size:g} to {2 * args.size:g} MB): "
+        f"{worst:.2f} (target <= 3) {'OK' if worst <= 3 else 'ABOVE TARGET'}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=4000, help="N")
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--observation", type=int, default=1000, help="characters per observation")
     parser.add_argument("--format", default="workbench", help="whose synthetic files to import")
+    parser.add_argument(
+        "--big-record", action="store_true", help="memory against one record's size instead"
+    )
+    parser.add_argument("--size", type=float, default=50, help="MB of --big-record's observation")
+    parser.add_argument("--formats", default=",".join(BIG_FORMATS), help="--big-record's formats")
+    parser.add_argument(
+        "--distinct", action="store_true", help="--big-record: a distinct token on every line"
+    )
     args = parser.parse_args()
+    if args.big_record:
+        big_record(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         peaks = []

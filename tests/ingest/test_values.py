@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.rows import json_encoder
-from workbench.ingest.values import compact_json, indented_json, json_within, parse_json
+from workbench.ingest.values import compact_json, indented_json, json_within, loads, parse_json
 
 KEYS = st.text(alphabet=st.sampled_from('ab"\\é☃\u2028\x00\n'), max_size=4)
 LEAVES = (
@@ -73,9 +74,21 @@ def test_broken_json_fails_as_json_loads_fails():
         '{"a": 1}{"b": 2}',
         "",
         "\ufeff{}",
-        "[" * 10**5,
     ]:
         assert _outcome(parse_json, text) == _outcome(json.loads, text)
+
+
+def test_json_too_deep_or_too_long_is_a_decode_error():
+    """What ``json.loads`` raises as ``RecursionError`` or a bare ``ValueError`` is a decode
+    error, which every importer turns into a message naming the line."""
+    for text, message in [
+        ("[" * 10**5, "nested too deeply"),
+        ("[" * 5000 + "]" * 5000, "nested too deeply"),
+        ('{"a": ' + "1" * 5000 + "}", "number too long"),
+    ]:
+        for parse in (parse_json, loads):
+            with pytest.raises(json.JSONDecodeError, match=message):
+                parse(text)
 
 
 def test_a_value_found_in_place_is_the_one_its_slice_holds():

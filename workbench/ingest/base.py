@@ -13,12 +13,20 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
+import ijson
 from pydantic import ValidationError
 
 from store import Batch, Episode, Outcome, Source, Span, Step, Task
-from workbench.ingest.values import compact_json, json_within, parse_json
+from workbench.ingest.values import (
+    TOO_DEEP,
+    compact_json,
+    float_or_none,
+    json_within,
+    loads,
+    parse_json,
+)
 
 
 class IngestError(Exception):
@@ -67,6 +75,10 @@ class ParsedEpisode:
     ``None`` puts the episode in the import's batch."""
 
 
+BOM = b"\xef\xbb\xbf"
+"""The UTF-8 byte order mark some editors and Windows tools write at the start of text."""
+
+
 class CountingReader(io.RawIOBase):
     """A binary file wrapper that counts the bytes read, for progress by bytes."""
 
@@ -113,7 +125,10 @@ class ReadContext:
     it is read once; ``None``: :meth:`open` reads the file."""
 
     def open(self, path: Path | None = None) -> io.BufferedReader:
-        """Open ``path`` (default: the file being read) for binary reading, counting bytes."""
+        """Open ``path`` (default: the file being read) for binary reading, counting bytes.
+
+        A UTF-8 byte order mark at the start is skipped: every importer reads the text after it.
+        """
         if path is None and self.content is not None:
             source: Any = io.BytesIO(self.content)
         else:
@@ -121,7 +136,10 @@ class ReadContext:
         reader = CountingReader(source)
         if path is None:
             self.readers.append(reader)
-        return io.BufferedReader(reader, buffer_size=1 << 16)
+        handle = io.BufferedReader(reader, buffer_size=1 << 16)
+        if handle.peek(len(BOM))[: len(BOM)] == BOM:
+            handle.read(len(BOM))
+        return handle
 
     def bytes_read(self) -> int:
         """Bytes of the main file consumed so far."""
@@ -169,13 +187,66 @@ def load_json(ctx: ReadContext, path: Path | None = None) -> Any:
     with ctx.open(path) as handle:
         data = handle.read()
     try:
-        return json.loads(data)
+        return loads(data)
     except UnicodeDecodeError as error:
         raise IngestError(target, f"byte {error.start}", "", "not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise IngestError(
             target, f"line {error.lineno} column {error.colno}", "", f"invalid JSON: {error.msg}"
         ) from None
+
+
+MAX_DEPTH = 900
+"""How deep :func:`json_items` lets values nest (what ``json.loads`` reads, about)."""
+_OPENS = ("start_map", "start_array")
+_CLOSES = ("end_map", "end_array")
+
+
+def json_items(handle: IO[bytes], prefix: str, buf_size: int) -> Iterator[Any]:
+    """``ijson.items(handle, prefix, use_float=True)``: the values at ``prefix``, streamed,
+    refusing (with ``ijson.JSONError``) values nested more than :data:`MAX_DEPTH` deep.
+
+    ``ijson.items`` keeps the path of every open level, so that a value nested 100,000 deep
+    takes tens of gigabytes; this builds the values from ijson's events without paths.
+    """
+    want = prefix.split(".") if prefix else []
+    keys: list[str] = []
+    """Per open container outside the items: ``item`` for an array, else its current key."""
+    events = ijson.basic_parse(handle, use_float=True, buf_size=buf_size)
+    try:
+        for event, value in events:
+            if event == "map_key":
+                keys[-1] = value
+                continue
+            if event in _CLOSES:
+                keys.pop()
+                continue
+            if keys == want:
+                yield _built(events, event, value) if event in _OPENS else value
+            elif event in _OPENS:
+                if len(keys) >= MAX_DEPTH:
+                    raise ijson.JSONError(TOO_DEEP)
+                keys.append("item" if event == "start_array" else "")
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise ijson.JSONError(f"number too long ({str(error).partition(';')[0]})") from None
+
+
+def _built(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
+    """The container opened by ``event``, built from the events up to its end."""
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for event, value in events:
+        builder.event(event, value)
+        if event in _OPENS:
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ijson.JSONError(TOO_DEEP)
+        elif event in _CLOSES:
+            depth -= 1
+            if not depth:
+                return builder.value
+    raise ijson.IncompleteJSONError("premature end of the JSON document")
 
 
 def json_line(raw: bytes) -> Any:
@@ -187,51 +258,75 @@ def json_line(raw: bytes) -> Any:
     """
     if raw[:1] == b"{" and raw[1:2] != b"\x00":
         return parse_json(raw.decode("utf-8", "surrogatepass"))
-    return json.loads(raw)
+    return loads(raw)
 
 
 def iter_jsonl(ctx: ReadContext) -> Iterator[tuple[int, Any] | IngestError]:
     """Yield ``(line number, parsed object)`` per non-blank line; bad lines become errors.
 
     The file is read in blocks of whole lines, each decoded once and its objects scanned in
-    place (see :func:`_block_records`): what reading it line by line gives, for less.
+    place (see :func:`_block_records`): what reading it line by line gives, for less. A block
+    is handed over in a list that :func:`_block_records` empties, so that its bytes are freed
+    once decoded: memory holds about two copies of the longest line, not four.
     """
     number = 0
     with ctx.open() as handle:
-        for block in _line_blocks(handle):
-            yield from _block_records(ctx, block, number)
-            number += block.count(b"\n") + (not block.endswith(b"\n"))
+        for held in _line_blocks(handle):
+            lines = held[0].count(b"\n") + (not held[0].endswith(b"\n"))
+            yield from _block_records(ctx, held, number)
+            number += lines
 
 
 LINE_BLOCK = 1 << 16
 """Bytes read at a time by :func:`iter_jsonl` (the whole lines among them make a block)."""
+BIG_LINE = 1 << 20
+"""A line this long has the decoded block dropped before its record is yielded."""
 
 
-def _line_blocks(handle: io.BufferedReader) -> Iterator[bytes]:
-    """The file's bytes in blocks of whole lines (the last may lack its line break)."""
-    rest: list[bytes] = []
+def _line_blocks(handle: io.BufferedReader) -> Iterator[list[bytes | bytearray]]:
+    """The file's bytes in blocks of whole lines (the last may lack its line break), each
+    alone in a list that the reader empties.
+
+    A line longer than a read grows in one ``bytearray`` (no list of pieces joined into a
+    second copy).
+    """
+    rest = b""
+    long: bytearray | None = None
     while chunk := handle.read(LINE_BLOCK):
         cut = chunk.rfind(b"\n") + 1
         if not cut:  # no line ends in it
-            rest.append(chunk)
+            if long is None:
+                long = bytearray(rest)
+            long += chunk
             continue
-        yield b"".join([*rest, chunk[:cut]])
-        rest = [chunk[cut:]]
-    if any(rest):
-        yield b"".join(rest)
+        if long is None:
+            held: list[bytes | bytearray] = [rest + chunk[:cut]]
+        else:
+            long += chunk[:cut]
+            held, long = [long], None
+        rest = chunk[cut:]
+        yield held
+        del held
+    if long is not None:
+        yield [long]
+    elif rest:
+        yield [rest]
 
 
 _ASCII_SPACE = " \t\n\r\x0b\x0c"
 """What ``bytes.isspace`` counts as space."""
 
 
-def _block_records(ctx: ReadContext, block: bytes, number: int) -> Iterator[Any]:
-    """The records of a block of lines, the first of them line ``number + 1``.
+def _block_records(ctx: ReadContext, held: list[bytes | bytearray], number: int) -> Iterator[Any]:
+    """The records of a block of lines (taken out of ``held``), the first of them line
+    ``number + 1``.
 
     A line that opens an object is scanned where it is in the decoded block; a line whose
     object does not end on it, or that is anything else, is read on its own as before
-    (:func:`_line_record`), which also names what is wrong with it.
+    (:func:`_line_record`), which also names what is wrong with it. Before the record of a
+    line of :data:`BIG_LINE` or more is yielded, the block's text is cut to what follows it.
     """
+    block = held.pop()
     try:
         text = block.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:  # line by line, to name the line at fault
@@ -239,6 +334,7 @@ def _block_records(ctx: ReadContext, block: bytes, number: int) -> Iterator[Any]
             number += 1
             yield from _line_record(ctx, number, raw)
         return
+    del block
     pos, size = 0, len(text)
     while pos < size:
         number += 1
@@ -247,8 +343,12 @@ def _block_records(ctx: ReadContext, block: bytes, number: int) -> Iterator[Any]
         if text[pos] == "{" and text[pos + 1 : pos + 2] != "\x00":  # as json_line reads it
             found, value = json_within(text, pos, stop)
             if found:
+                if stop - pos >= BIG_LINE:
+                    text, pos, size = text[stop:], 0, size - stop
+                else:
+                    pos = stop
                 yield number, value
-                pos = stop
+                del value
                 continue
         raw = text[pos:stop]
         if raw.strip(_ASCII_SPACE):
@@ -332,12 +432,7 @@ def outcome_from(record: dict[str, Any], message: str = "") -> Outcome:
     """
     success = next((record[k] for k in SUCCESS_KEYS if isinstance(record.get(k), bool)), None)
     score = next(
-        (
-            float(record[k])
-            for k in SCORE_KEYS
-            if isinstance(record.get(k), (int, float)) and not isinstance(record.get(k), bool)
-        ),
-        None,
+        (score for k in SCORE_KEYS if (score := float_or_none(record.get(k))) is not None), None
     )
     if success is None and score is not None:
         success = score >= 1.0 if score <= 1.0 else score >= 100.0

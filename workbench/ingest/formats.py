@@ -53,9 +53,10 @@ def names() -> list[str]:
 
 
 def head_of(path: Path) -> str:
-    """The first 64 KiB of a file as text (undecodable bytes replaced)."""
+    """The first 64 KiB of a file as text (undecodable bytes replaced, a byte order mark
+    dropped)."""
     with open(path, "rb") as handle:
-        return handle.read(HEAD_BYTES).decode("utf-8", errors="replace")
+        return handle.read(HEAD_BYTES).decode("utf-8-sig", errors="replace")
 
 
 def detect(path: Path) -> Importer:

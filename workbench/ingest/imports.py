@@ -23,7 +23,7 @@ from store.staging import (
     next_size,
     staged,
 )
-from workbench.ingest import formats
+from workbench.ingest import formats, storable
 from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
 from workbench.progress import NullProgress, Progress, check_cancel
 
@@ -67,6 +67,8 @@ class FileReport:
     """Added episodes whose source does not say how they went."""
     steps: int = 0
     """Steps of the added episodes."""
+    queued: int = 0
+    """Episodes read and waiting in the import's chunk, not yet counted as new or present."""
     bad: list[str] = field(default_factory=list)
     """Records skipped with ``skip_bad``, each as its error message."""
     reason: str = ""
@@ -77,7 +79,7 @@ class FileReport:
     @property
     def empty(self) -> bool:
         """Whether the file gave no episode at all (neither new nor already present)."""
-        return self.status != "duplicate" and self.episodes + self.existing == 0
+        return self.status != "duplicate" and self.episodes + self.existing + self.queued == 0
 
     def count(self, success: bool | None, steps: int) -> None:
         """Count one added episode's outcome and steps."""
@@ -102,7 +104,8 @@ class ImportReport:
     folders: list[tuple[str, str]] = field(default_factory=list)
     """Named folders that gave no episode, each with why."""
     preview: list[ParsedEpisode] = field(default_factory=list)
-    """The first parsed episodes (at most :data:`PREVIEW`), to show what the files held."""
+    """In a dry run, the first parsed episodes (at most :data:`PREVIEW`), to show what the
+    files held; empty otherwise (so that no big record stays in memory to the commit)."""
     dry_run: bool = False
     """Whether the import was rolled back on purpose, writing nothing."""
 
@@ -194,7 +197,7 @@ class _Import:
     def __init__(
         self, store: Store, batch_name: str | None, params: dict[str, object], dry_run: bool
     ) -> None:
-        self.store = store
+        self.store, self.dry_run = store, dry_run
         existing = store.batch(batch_name) if batch_name else None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.batch = existing or Batch(
@@ -204,7 +207,7 @@ class _Import:
         self.used = False
         """Whether an episode went into the import's batch (only then is the batch stored)."""
         self.preview: list[ParsedEpisode] = []
-        """The first parsed episodes, for the report."""
+        """The first parsed episodes, for a dry run's report."""
         self.pending: list[StagedEpisode] = []
         self.reports: list[tuple[FileReport, bool | None, int]] = []
         """The file report, success and steps of each pending episode, to count it."""
@@ -221,13 +224,29 @@ class _Import:
         return content_hash in self.hashes or self.store.has_source(content_hash)
 
     def store_episode(self, parsed: ParsedEpisode, report: FileReport, size: int) -> None:
-        """Add a parsed episode to the chunk (``size``: the bytes of the file it came from)."""
-        if len(self.preview) < PREVIEW:
+        """Add a parsed episode to the chunk (``size``: the bytes of the file it came from).
+
+        Text with lone surrogates is stored with U+FFFD in their place; any other value SQLite
+        cannot hold is an :class:`IngestError` naming it, and the episode is not added.
+        """
+        batch = parsed.batch if parsed.batch is not None else self.batch
+        try:
+            rows = staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans)
+            refused = storable.refused(rows)
+            if refused == "surrogate":
+                parsed = storable.without_surrogates(parsed)
+                rows = staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans)
+                refused = storable.refused(rows)
+            if refused is not None:
+                raise OverflowError(f"a value SQLite cannot store ({refused})")
+        except storable.UNSTORABLE as error:
+            raise storable.unstorable(report.path, parsed, error) from None
+        if self.dry_run and len(self.preview) < PREVIEW:  # (else: a big record kept alive)
             self.preview.append(parsed)
-        batch = parsed.batch
-        if batch is None:
-            batch, self.used = self.batch, True
-        self.pending.append(staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans))
+        if parsed.batch is None:
+            self.used = True
+        self.pending.append(rows)
+        report.queued += 1
         self.reports.append((report, parsed.episode.outcome.success, len(parsed.steps)))
         self.rows += 1 + len(parsed.steps)
         self.bytes += size
@@ -240,6 +259,7 @@ class _Import:
             return
         new = self.staged.add(self.pending)
         for added, (report, success, steps) in zip(new, self.reports, strict=True):
+            report.queued -= 1
             if added:
                 report.episodes += 1
                 report.count(success, steps)
@@ -422,12 +442,16 @@ def _read_file(
         for item in importer.read(ctx):
             check_cancel(cancel)
             done = ctx.bytes_read()
-            if isinstance(item, IngestError):
+            if not isinstance(item, IngestError):
+                try:
+                    job.store_episode(item, report, done - reported)
+                    item = None
+                except IngestError as error:
+                    item = error
+            if item is not None:
                 if not skip_bad:
                     raise item
                 report.bad.append(str(item))
-            else:
-                job.store_episode(item, report, done - reported)
             progress.advance(done - reported, path.name)
             reported = done
     except IngestError as error:
@@ -438,12 +462,22 @@ def _read_file(
         report.reason, report.error = error.message, error
         progress.advance(size - reported)
         return
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        ArithmeticError,
+        RecursionError,
+    ) as error:
         # An importer bug must still not leave a traceback or a partial write.
         raise IngestError(
             path, "", "", f"{importer.name} importer failed: {type(error).__name__}: {error}"
         ) from error
     progress.advance(size - reported)
+    if report.empty:
+        return  # not remembered as imported: read again, it says again why it gave nothing
     job.add_source(ctx.content_hash, path, importer.name, report)
 
 

@@ -42,8 +42,10 @@ error fails the episode with the error's message. Usage sums ``model_usage`` ove
 from __future__ import annotations
 
 import json
+import lzma
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,9 +56,11 @@ from pydantic import ValidationError
 
 from store import Episode, Outcome, Step, Task, Usage
 from workbench.ingest.base import (
+    MAX_DEPTH,
     IngestError,
     ParsedEpisode,
     ReadContext,
+    json_items,
     text_of,
     validation_error,
 )
@@ -66,7 +70,15 @@ from workbench.ingest.steps import (
     tool_call_steps,
     tool_result_step,
 )
-from workbench.ingest.values import as_text, compact, float_or_none, int_or_zero, iso_time
+from workbench.ingest.values import (
+    TOO_DEEP,
+    as_text,
+    compact,
+    float_or_none,
+    int_or_zero,
+    iso_time,
+    loads,
+)
 
 if sys.version_info >= (3, 14):
     import zipfile
@@ -168,7 +180,7 @@ def _archive(ctx: ReadContext) -> Iterator[zipfile.ZipFile]:
     try:
         try:
             archive = zipfile.ZipFile(handle or ctx.path)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError) as error:
             raise ctx.error("", "", f"not a readable .eval (zip) archive: {error}") from None
         with archive:
             _check_compression(ctx, archive)
@@ -211,15 +223,27 @@ def _eval_header(ctx: ReadContext, archive: zipfile.ZipFile) -> dict[str, Any]:
     return header
 
 
+MEMBER_ERRORS = (
+    zipfile.BadZipFile,
+    OSError,
+    EOFError,
+    ValueError,
+    NotImplementedError,
+    zlib.error,
+    lzma.LZMAError,
+)
+"""What reading a damaged archive member raises (a flipped byte in its header or data)."""
+
+
 def _member_json(ctx: ReadContext, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Any:
     where = f"member {info.filename}"
     try:
         with archive.open(info) as member:
             data = member.read()
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
+    except MEMBER_ERRORS as error:
         raise ctx.error(where, "", f"cannot read archive member: {error}") from None
     try:
-        return json.loads(data)
+        return loads(data)
     except UnicodeDecodeError as error:
         raise ctx.error(f"{where} byte {error.start}", "", "not UTF-8 text") from None
     except json.JSONDecodeError as error:
@@ -236,7 +260,7 @@ def _read_json(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
     count = 0
     with ctx.open() as handle:
         try:
-            for sample in ijson.items(handle, "samples.item", use_float=True, buf_size=JSON_BUFFER):
+            for sample in json_items(handle, "samples.item", buf_size=JSON_BUFFER):
                 try:
                     yield _episode(ctx, header, sample, f"record {count}", f"samples.{count}")
                 except IngestError as error:
@@ -255,7 +279,7 @@ def _json_header(ctx: ReadContext) -> dict[str, Any]:
             header = _top_level_before(
                 ijson.parse(handle, use_float=True, buf_size=HEADER_BUFFER), "samples"
             )
-        except ijson.JSONError as error:
+        except (ijson.JSONError, ValueError) as error:  # (ValueError: a 4300-digit integer)
             raise ctx.error("", "", f"invalid JSON: {_first_line(error)}") from None
     if header is None:
         raise ctx.error("", "", "expected a JSON object (an Inspect EvalLog)")
@@ -286,6 +310,8 @@ def _build(events: Iterator[tuple[str, str, Any]]) -> Any:
         builder.event(event, value)
         if event in ("start_map", "start_array"):
             depth += 1
+            if depth > MAX_DEPTH:
+                raise ijson.JSONError(TOO_DEEP)
         elif event in ("end_map", "end_array"):
             depth -= 1
         if depth == 0:

@@ -102,6 +102,10 @@ class HeadShape:
     """Top-level string values."""
 
 
+HEAD_PREFIX = 1000
+"""The longest ijson path :func:`head_shape` follows (the first record's shape is shallow)."""
+
+
 def head_shape(head: str) -> HeadShape | None:
     """The shape of the first record of a JSON array, object or JSONL head (may be cut off)."""
     text = head.lstrip("\ufeff \t\r\n")
@@ -112,9 +116,9 @@ def head_shape(head: str) -> HeadShape | None:
     events = ijson.parse(io.BytesIO(text.encode("utf-8", "replace")), multiple_values=True)
     try:
         for prefix, event, value in events:
-            if not _note_event(shape, root, prefix, event, value):
-                break
-    except ijson.JSONError:
+            if len(prefix) > HEAD_PREFIX or not _note_event(shape, root, prefix, event, value):
+                break  # (ijson keeps the path of every level: deep nesting costs depth² memory)
+    except (ijson.JSONError, ValueError):  # (ValueError: an integer of over 4300 digits)
         pass
     return shape
 

@@ -64,7 +64,15 @@ from workbench.ingest.base import (
 )
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
-from workbench.ingest.values import as_text, compact_json, int_or_none, parse_json, scalar, total
+from workbench.ingest.values import (
+    as_text,
+    compact_json,
+    int_or_none,
+    loads,
+    parse_json,
+    scalar,
+    total,
+)
 
 name = "otlp"
 description = "OpenTelemetry GenAI / OpenInference traces as OTLP JSON (one object or JSONL)"
@@ -151,7 +159,7 @@ def _records(ctx: ReadContext, streamed: bool = False) -> Iterator[tuple[str, An
     except UnicodeDecodeError as error:
         raise ctx.error(f"byte {error.start}", "", "not UTF-8 text") from None
     try:
-        document = json.loads(text)
+        document = loads(text)
     except json.JSONDecodeError as error:
         first = next((line.strip() for line in text.splitlines() if line.strip()), "")
         if not (first.startswith("{") and first.endswith("}")):
@@ -229,7 +237,7 @@ def _whole_object(text: str) -> bool:
     if not (text.startswith("{") and text.endswith("}")):
         return False
     try:
-        json.loads(text)
+        loads(text)
     except json.JSONDecodeError:
         return False
     return True
@@ -262,7 +270,7 @@ def _note_traces(number: int, line: str, last: dict[str, int]) -> None:
 def _parsed_trace_ids(line: str) -> Iterator[str]:
     """The trace ids of a line's spans, parsed (none when it is not JSON)."""
     try:
-        data = json.loads(line)
+        data = loads(line)
     except json.JSONDecodeError:
         return
     groups = data.get("resourceSpans") if isinstance(data, dict) else None

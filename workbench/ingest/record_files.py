@@ -26,11 +26,12 @@ from workbench.ingest.base import (
     IngestError,
     ParsedEpisode,
     ReadContext,
+    json_items,
     json_line,
     outcome_from,
     validation_error,
 )
-from workbench.ingest.values import float_or_none, pick, places, scalar
+from workbench.ingest.values import float_or_none, loads, pick, places, scalar
 
 TRIAL_KEYS = ("trial", "attempt", "epoch", "run")
 """Keys naming which attempt at its task a record (or a result) is."""
@@ -116,7 +117,7 @@ def _looks_like_lines(ctx: ReadContext, head: bytes) -> bool:
 def _is_json(text: str | bytes) -> bool:
     """Whether ``text`` is one whole JSON value."""
     try:
-        json.loads(text)
+        loads(text)
     except ValueError:
         return False
     return True
@@ -126,7 +127,7 @@ def _array_records(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Reco
     count = 0
     try:
         # Large reads: yajl grows a long string chunk by chunk, slowly with small chunks.
-        for value in ijson.items(handle, "item", use_float=True, buf_size=1 << 22):
+        for value in json_items(handle, "item", buf_size=1 << 22):
             yield Record(count, f"record {count}", value)
             count += 1
     except ijson.JSONError as error:
@@ -171,7 +172,7 @@ def _load_line(ctx: ReadContext, number: int, raw: bytes) -> Any:
 
 def _whole_document(ctx: ReadContext, data: bytes, skipped_lines: int) -> Any:
     try:
-        return json.loads(data)
+        return loads(data)
     except UnicodeDecodeError as error:
         raise ctx.error(f"byte {error.start}", "", "not UTF-8 text") from None
     except json.JSONDecodeError as error:
@@ -267,7 +268,7 @@ class Results:
         except UnicodeDecodeError as error:
             raise IngestError(self.path, f"byte {error.start}", "", "not UTF-8 text") from None
         try:
-            return json.loads(text)
+            return loads(text)
         except json.JSONDecodeError as whole:
             lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
             if len(lines) < 2 or not _is_json(lines[0][1]):
@@ -276,7 +277,7 @@ class Results:
         parsed = []
         for number, line in lines:
             try:
-                parsed.append(json.loads(line))
+                parsed.append(loads(line))
             except json.JSONDecodeError as error:
                 where = f"line {number}"
                 raise IngestError(self.path, where, "", f"invalid JSON: {error.msg}") from None

@@ -55,7 +55,7 @@ from workbench.ingest.swebench_report import (
     read_run,
     run_episode,
 )
-from workbench.ingest.values import compact
+from workbench.ingest.values import compact, loads
 
 name = "swe-agent"
 description = "SWE-agent .traj files, one run each (--results: a SWE-bench evaluation report)"
@@ -195,7 +195,7 @@ def _replay_config(value: Any) -> dict[str, Any]:
     """The run config SWE-agent stores (as a JSON string) for replays; ``{}`` if unreadable."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except json.JSONDecodeError:
             return {}
     return value if isinstance(value, dict) else {}

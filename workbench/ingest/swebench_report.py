@@ -37,6 +37,7 @@ from typing import Any
 
 from store import Episode, Outcome, Step, Task
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, load_json
+from workbench.ingest.values import loads
 
 RESOLVED_KEY = "resolved_ids"
 FAILED_KEYS = ("unresolved_ids", "error_ids", "empty_patch_ids", "completed_ids", "submitted_ids")
@@ -98,7 +99,7 @@ def _results_data(ctx: ReadContext, path: Path) -> Any:
         with ctx.open(path) as handle:
             lines = [line for line in handle.read().splitlines() if line.strip()]
         try:
-            return [json.loads(line) for line in lines]
+            return [loads(line) for line in lines]
         except json.JSONDecodeError:
             raise error from None  # neither: the whole-document error names the line
 

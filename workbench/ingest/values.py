@@ -9,6 +9,7 @@ anywhere; these helpers read one value the way every importer wants it, never ra
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -32,28 +33,43 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
+INT_RANGE = range(-(2**63), 2**63)
+"""The integers SQLite stores: a count outside them is no count (read as unknown)."""
+
+
 def int_or_none(value: Any) -> int | None:
-    """An integer count from an int or an integral float; ``None`` otherwise."""
+    """An integer count from an int or an integral float; ``None`` otherwise, and for one
+    outside SQLite's 64 bits (a float's infinity or NaN included)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if value in INT_RANGE else None
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        number = int(value)
+        return number if number in INT_RANGE else None
     return None
 
 
 def int_or_zero(value: Any) -> int:
-    """A number truncated to an integer; ``0`` for anything else (booleans included)."""
+    """A number truncated to an integer; ``0`` for anything else (booleans included, and a
+    number outside SQLite's 64 bits, infinity or NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
-    return int(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    number = int(value)
+    return number if number in INT_RANGE else 0
 
 
 def float_or_none(value: Any) -> float | None:
-    """A number as float; ``None`` for anything else (booleans included)."""
+    """A finite number as float; ``None`` for anything else (booleans, infinities, NaN and
+    integers past float's range included)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:
+            return None
+        return number if math.isfinite(number) else None
     return None
 
 
@@ -108,7 +124,7 @@ _JSON_SPACE = " \t\n\r"
 
 
 def parse_json(text: str) -> Any:
-    """``json.loads(text)``: the same value, or the same error.
+    """``json.loads(text)``: the same value, or the same error (see :func:`loads`).
 
     Text that opens an object or an array at its first character (a log line, a JSON-encoded
     attribute) is handed to the scanner directly; anything else, and any text the scanner
@@ -117,12 +133,40 @@ def parse_json(text: str) -> Any:
     if text[:1] in ("{", "["):
         try:
             value, end = _scan(text, 0)
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):
             pass
         else:
             if end == len(text) or not text[end:].strip(_JSON_SPACE):
                 return value
-    return json.loads(text)
+    return loads(text)
+
+
+TOO_DEEP = "nested too deeply (more than about 900 levels)"
+"""What :func:`loads` says of JSON its parser cannot descend into."""
+
+
+def loads(data: str | bytes) -> Any:
+    """``json.loads(data)``, with every way it fails a :class:`json.JSONDecodeError`.
+
+    ``json.loads`` raises ``RecursionError`` for values nested about a thousand deep and a
+    bare ``ValueError`` for an integer of more than 4300 digits; both become a decode error
+    (at the start of the text, which is all ``json`` tells), so that a caller that names
+    the line and column of bad JSON names these too.
+    """
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise _decode_error(TOO_DEEP, data) from None
+    except ValueError as error:  # "Exceeds the limit (4300 digits) for integer string ..."
+        if isinstance(error, UnicodeDecodeError):
+            raise
+        raise _decode_error(f"number too long ({str(error).partition(';')[0]})", data) from None
+
+
+def _decode_error(message: str, data: str | bytes) -> json.JSONDecodeError:
+    return json.JSONDecodeError(message, data if isinstance(data, str) else "", 0)
 
 
 def json_within(text: str, start: int, stop: int) -> tuple[bool, Any]:
@@ -132,7 +176,7 @@ def json_within(text: str, start: int, stop: int) -> tuple[bool, Any]:
     """
     try:
         value, end = _scan(text, start)
-    except (StopIteration, ValueError):
+    except (StopIteration, ValueError, RecursionError):
         return False, None
     if end <= stop and not text[end:stop].strip(_JSON_SPACE):
         return True, value

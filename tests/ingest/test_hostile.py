@@ -1,0 +1,197 @@
+"""Hostile input: every format's samples broken (truncated, bytes flipped, numbers made huge
+or infinite, values nested thousands deep, lone surrogates, a byte order mark) import or fail
+with a message naming the file, never a traceback, and a failed import leaves the database
+as it was (see ``tests/ingest/hostile.py``; ``bench/import_fuzz.py`` counts over many more)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from store import Store
+from tests.ingest.hostile import (
+    BOM,
+    DEPTHS,
+    HUGE_NUMBERS,
+    SAMPLE_FILES,
+    SURROGATES,
+    Case,
+    Mutation,
+    Outcome,
+    base_database,
+    detected,
+    run_case,
+)
+from workbench.ingest import IngestError, import_paths
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A database holding every sample, which each case's import starts from (a copy)."""
+    return base_database(tmp_path_factory.mktemp("hostile"))
+
+
+PLACE = st.integers(min_value=0, max_value=1 << 30)
+FLIPS = st.lists(st.tuples(PLACE, st.integers(0, 255)), min_size=1, max_size=8).map(tuple)
+MUTATIONS = st.one_of(
+    st.builds(Mutation, kind=st.just("truncate"), at=PLACE),
+    st.builds(Mutation, kind=st.just("flip"), flips=FLIPS),
+    st.builds(Mutation, kind=st.just("huge"), at=PLACE, value=st.sampled_from(HUGE_NUMBERS)),
+    st.builds(
+        Mutation,
+        kind=st.just("deep"),
+        at=PLACE,
+        depth=st.sampled_from(DEPTHS),
+        value=st.sampled_from([b"[", b"{"]),
+    ),
+    st.builds(Mutation, kind=st.just("surrogate"), at=PLACE, value=st.sampled_from(SURROGATES)),
+)
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> Case:
+    sample = draw(st.sampled_from(SAMPLE_FILES))
+    mutation = draw(MUTATIONS)
+    if sample.format == "inspect" and draw(st.booleans()):
+        mutation = Mutation("eval", flips=draw(FLIPS))
+    results = sample.results is not None and mutation.kind != "eval" and draw(st.booleans())
+    return Case(
+        sample=sample,
+        mutation=mutation,
+        target="results" if results else "file",
+        bom=draw(st.booleans()),
+        skip_bad=draw(st.booleans()),
+        detect=draw(st.booleans()),
+    )
+
+
+def _run(case: Case, base: Path) -> Outcome:
+    folder = Path(tempfile.mkdtemp(dir=base.parent))
+    return run_case(case, folder, base)
+
+
+def _check(outcome: Outcome) -> None:
+    assert outcome.traceback is None, (outcome.traceback, outcome.output)
+    assert outcome.named, outcome.output
+    assert outcome.unchanged, outcome.output
+    assert outcome.sound, outcome.output
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_a_broken_file_imports_or_is_named_and_changes_nothing(case: Case, base: Path) -> None:
+    _check(_run(case, base))
+
+
+@pytest.mark.parametrize("sample", SAMPLE_FILES, ids=lambda s: f"{s.format}:{s.path.name}")
+def test_a_file_starting_with_a_byte_order_mark_is_detected_and_imported(
+    sample, tmp_path: Path
+) -> None:
+    plain, marked = tmp_path / "plain" / sample.path.name, tmp_path / "bom" / sample.path.name
+    for path, data in ((plain, sample.path.read_bytes()), (marked, BOM + sample.path.read_bytes())):
+        path.parent.mkdir()
+        path.write_bytes(data)
+    assert detected(marked) == detected(plain) == sample.format
+    counts = []
+    for path in (plain, marked):
+        with Store(tmp_path / f"{path.parent.name}.db") as store:
+            report = import_paths(store, [path], results=sample.results)
+            counts.append((report.episodes, report.files[0].steps))
+    assert counts[0] == counts[1] and counts[0][0] > 0
+
+
+# -- each kind of hostile value, and what the message says ------------------------------------
+
+
+def _workbench_line(**episode: object) -> dict:
+    line = json.loads((SAMPLE_FILES[0].path.read_text()).splitlines()[0])
+    line["episode"].update(episode)
+    return line
+
+
+def _write_lines(path: Path, *lines: str) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_an_integer_past_64_bits_is_an_error_naming_record_and_field(
+    store: Store, tmp_path: Path
+) -> None:
+    line = json.dumps(_workbench_line(seed=2**63))
+    path = _write_lines(tmp_path / "runs.jsonl", line)
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [path])
+    episode_id = json.loads(line)["episode"]["id"]
+    assert (caught.value.path, caught.value.where) == (str(path), f"episode {episode_id}")
+    assert caught.value.field == "episode.seed"
+    assert "out of range" in caught.value.message
+    assert store.episodes() == []
+
+
+def test_a_lone_surrogate_is_stored_as_a_replacement_character(tmp_path: Path) -> None:
+    line = json.dumps(_workbench_line())
+    marked = line.replace('"observation": "', '"observation": "@@ then ', 1).encode()
+    assert marked != line.encode()
+    # As a JSON escape, and as the bytes a careless encoder writes for one.
+    for k, surrogate in enumerate((b"\\ud800", b"\xed\xa0\x80")):
+        path = tmp_path / f"runs{k}.jsonl"
+        path.write_bytes(marked.replace(b"@@", surrogate) + b"\n")
+        with Store(tmp_path / f"{k}.db") as store:
+            import_paths(store, [path])
+            steps = [s for e in store.episodes() for s in store.steps(e.id)]
+            assert [s.observation[:7] for s in steps if "then" in s.observation] == ["\ufffd then "]
+            assert store.search("then")
+
+
+def test_json_nested_ten_thousand_deep_is_an_error_naming_the_line(
+    store: Store, tmp_path: Path
+) -> None:
+    line = json.dumps(_workbench_line()).replace(
+        '"seed": ', '"x": ' + "[" * 10_000 + "]" * 10_000 + ', "seed": ', 1
+    )
+    path = _write_lines(tmp_path / "runs.jsonl", line)
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [path])
+    assert (caught.value.path, caught.value.where) == (str(path), "line 1")
+    assert "nested too deeply" in caught.value.message
+
+
+def test_a_corrupt_eval_member_is_named(base: Path, tmp_path: Path) -> None:
+    sample = next(s for s in SAMPLE_FILES if s.format == "inspect")
+    # A flip inside the first member's compressed bytes (after its 30-byte header and name).
+    outcome = run_case(
+        Case(sample, Mutation("eval", flips=((60, 0), (61, 255), (62, 0)))), tmp_path, base
+    )
+    _check(outcome)
+    assert outcome.exit_code != 0 and ".eval" in outcome.output
+
+
+def test_a_broken_results_file_is_the_one_named(base: Path, tmp_path: Path) -> None:
+    for k, sample in enumerate(s for s in SAMPLE_FILES if s.results is not None):
+        case = Case(sample, Mutation("deep", depth=10_000), target="results")
+        outcome = run_case(case, tmp_path / str(k), base)
+        _check(outcome)
+        assert outcome.exit_code != 0 and sample.results.name in outcome.output, outcome.output
+        assert f"{sample.path.name}:" not in outcome.output.replace(sample.results.name, ""), (
+            outcome.output
+        )
+
+
+def test_the_digest_sees_a_change(base: Path, tmp_path: Path) -> None:
+    """The check of the cases above fails when an import does change the database."""
+    from tests.ingest.hostile import digest
+
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(base.read_bytes())
+    before = digest(copy)
+    conn = sqlite3.connect(copy)
+    with conn:
+        conn.execute("DELETE FROM sources WHERE rowid = (SELECT max(rowid) FROM sources)")
+    conn.close()
+    assert digest(copy) != before

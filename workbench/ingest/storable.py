@@ -1,0 +1,132 @@
+"""What a parsed episode may hold that SQLite cannot store, made storable or named.
+
+Python reads from JSON what SQLite refuses: text with lone surrogates (``"\\ud800"``, or the
+bytes a careless encoder writes for one), integers outside SQLite's 64 bits, values nested
+too deep to write back as JSON. The import checks an episode's rows as it queues them
+(:func:`refused`: plain values, ASCII text passed at C speed) and only then comes here:
+lone surrogates are replaced by U+FFFD (each one by one replacement character, so
+re-importing gives the same text), and anything else is an :class:`IngestError` naming the
+file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from store.rows import row_values
+from store.staging import StagedEpisode
+from workbench.ingest.base import IngestError, ParsedEpisode
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+SQLITE_INT = range(-(2**63), 2**63)
+"""The integers SQLite stores."""
+
+UNSTORABLE = (UnicodeEncodeError, OverflowError, RecursionError, ValueError)
+"""What storing a parsed episode raises for a value SQLite (or JSON) cannot hold."""
+
+
+def refused(rows: StagedEpisode) -> str | None:
+    """What SQLite would refuse in an episode's rows: ``"surrogate"`` (text with a lone
+    surrogate), ``"integer"`` (outside 64 bits), or None when it stores them all."""
+    _, task, episode, steps, spans = rows
+    for row in (task, episode, *steps, *(row_values(span) for span in spans)):
+        for value in row:
+            kind = type(value)
+            if kind is str:
+                if not value.isascii() and _SURROGATE.search(value) is not None:
+                    return "surrogate"
+            elif kind is int and value not in SQLITE_INT:
+                return "integer"
+    return None
+
+
+def without_surrogates(parsed: ParsedEpisode) -> ParsedEpisode:
+    """``parsed`` with every lone surrogate in its text replaced by U+FFFD."""
+    return ParsedEpisode(
+        task=_cleaned(parsed.task),
+        episode=_cleaned(parsed.episode),
+        steps=[_cleaned(step) for step in parsed.steps],
+        spans=[_cleaned(span) for span in parsed.spans],
+        batch=_cleaned(parsed.batch) if parsed.batch is not None else None,
+    )
+
+
+def _cleaned(record: Any) -> Any:
+    data = record.model_dump()
+    return type(record).model_validate(_replace(data)) if _has_surrogate(data) else record
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def _replace(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, dict):
+        return {_replace(k): _replace(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_replace(v) for v in value)
+    return value
+
+
+def unstorable(path: str, parsed: ParsedEpisode, error: BaseException) -> IngestError:
+    """The error for an episode SQLite refused with ``error``: its record and, when one can be
+    found, the field at fault."""
+    source = parsed.episode.source
+    ours = source.path == path and source.record  # (the workbench's JSONL keeps its own)
+    where = source.record if ours else f"episode {parsed.episode.id}"
+    for prefix, record in _records(parsed):
+        found = _bad_field(record)
+        if found is not None:
+            field, message = found
+            return IngestError(path, where, ".".join(p for p in (prefix, field) if p), message)
+    return IngestError(path, where, "", f"cannot be stored: {type(error).__name__}: {error}")
+
+
+def _records(parsed: ParsedEpisode) -> list[tuple[str, BaseModel]]:
+    records: list[tuple[str, BaseModel]] = [("task", parsed.task), ("episode", parsed.episode)]
+    records += [(f"steps.{i}", step) for i, step in enumerate(parsed.steps)]
+    records += [(f"spans.{i}", span) for i, span in enumerate(parsed.spans)]
+    if parsed.batch is not None:
+        records.append(("batch", parsed.batch))
+    return records
+
+
+def _bad_field(record: BaseModel) -> tuple[str, str] | None:
+    """``(field, what is wrong)`` for the first value of ``record`` SQLite cannot store."""
+    for name in type(record).model_fields:
+        value = getattr(record, name)
+        if isinstance(value, int) and not isinstance(value, bool) and value not in SQLITE_INT:
+            return (
+                name,
+                f"integer {_short(value)} is out of range (SQLite stores -2**63 to 2**63-1)",
+            )
+        if isinstance(value, BaseModel):
+            found = _bad_field(value)
+            if found is not None:
+                return f"{name}.{found[0]}", found[1]
+    try:
+        row_values(record)
+    except RecursionError:
+        return "", "a value nested too deeply to store"
+    except (OverflowError, ValueError) as error:
+        return "", f"cannot be stored: {error}"
+    return None
+
+
+def _short(value: int) -> str:
+    text = str(value) if value.bit_length() < 4000 else "with over 1000 digits"
+    return text if len(text) <= 40 else f"{text[:20]}…({len(text)} digits)"
