@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from store import Batch, Episode, Outcome, Source, Span, Step, Task
 from workbench.ingest.values import (
+    MAX_DEPTH,
     TOO_DEEP,
     compact_json,
     float_or_none,
@@ -196,8 +197,6 @@ def load_json(ctx: ReadContext, path: Path | None = None) -> Any:
         ) from None
 
 
-MAX_DEPTH = 900
-"""How deep :func:`json_items` lets values nest (what ``json.loads`` reads, about)."""
 _OPENS = ("start_map", "start_array")
 _CLOSES = ("end_map", "end_array")
 
@@ -222,7 +221,7 @@ def json_items(handle: IO[bytes], prefix: str, buf_size: int) -> Iterator[Any]:
                 keys.pop()
                 continue
             if keys == want:
-                yield _built(events, event, value) if event in _OPENS else value
+                yield built(events, event, value) if event in _OPENS else value
             elif event in _OPENS:
                 if len(keys) >= MAX_DEPTH:
                     raise ijson.JSONError(TOO_DEEP)
@@ -231,8 +230,9 @@ def json_items(handle: IO[bytes], prefix: str, buf_size: int) -> Iterator[Any]:
         raise ijson.JSONError(f"number too long ({str(error).partition(';')[0]})") from None
 
 
-def _built(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
-    """The container opened by ``event``, built from the events up to its end."""
+def built(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
+    """The container opened by ``event`` (ijson's ``basic_parse`` events), built from the
+    events up to its end, refusing values nested more than :data:`MAX_DEPTH` deep."""
     builder = ijson.ObjectBuilder()
     builder.event(event, value)
     depth = 1

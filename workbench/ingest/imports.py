@@ -197,7 +197,7 @@ class _Import:
     def __init__(
         self, store: Store, batch_name: str | None, params: dict[str, object], dry_run: bool
     ) -> None:
-        self.store, self.dry_run = store, dry_run
+        self.store = store
         existing = store.batch(batch_name) if batch_name else None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.batch = existing or Batch(
@@ -241,7 +241,7 @@ class _Import:
                 raise OverflowError(f"a value SQLite cannot store ({refused})")
         except storable.UNSTORABLE as error:
             raise storable.unstorable(report.path, parsed, error) from None
-        if self.dry_run and len(self.preview) < PREVIEW:  # (else: a big record kept alive)
+        if self.staged.dry_run and len(self.preview) < PREVIEW:  # (else: a big record kept alive)
             self.preview.append(parsed)
         if parsed.batch is None:
             self.used = True

@@ -56,10 +56,10 @@ from pydantic import ValidationError
 
 from store import Episode, Outcome, Step, Task, Usage
 from workbench.ingest.base import (
-    MAX_DEPTH,
     IngestError,
     ParsedEpisode,
     ReadContext,
+    built,
     json_items,
     text_of,
     validation_error,
@@ -71,7 +71,6 @@ from workbench.ingest.steps import (
     tool_result_step,
 )
 from workbench.ingest.values import (
-    TOO_DEEP,
     as_text,
     compact,
     float_or_none,
@@ -304,19 +303,11 @@ def _top_level_before(events: Iterator[tuple[str, str, Any]], stop: str) -> dict
 
 def _build(events: Iterator[tuple[str, str, Any]]) -> Any:
     """Build the next complete JSON value from a stream of ijson events."""
-    builder = ijson.ObjectBuilder()
-    depth = 0
-    for _, event, value in events:
-        builder.event(event, value)
-        if event in ("start_map", "start_array"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ijson.JSONError(TOO_DEEP)
-        elif event in ("end_map", "end_array"):
-            depth -= 1
-        if depth == 0:
-            return builder.value
-    raise ijson.IncompleteJSONError("premature end of the JSON document")
+    basic = ((event, value) for _, event, value in events)
+    event, value = next(basic, ("", None))
+    if not event:
+        raise ijson.IncompleteJSONError("premature end of the JSON document")
+    return built(basic, event, value) if event in ("start_map", "start_array") else value
 
 
 def _first_line(error: Exception) -> str:

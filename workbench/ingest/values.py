@@ -141,7 +141,10 @@ def parse_json(text: str) -> Any:
     return loads(text)
 
 
-TOO_DEEP = "nested too deeply (more than about 900 levels)"
+MAX_DEPTH = 900
+"""How deep the ingest's streaming JSON readers let values nest (what ``json.loads`` reads,
+about)."""
+TOO_DEEP = f"nested too deeply (more than about {MAX_DEPTH} levels)"
 """What :func:`loads` says of JSON its parser cannot descend into."""
 
 
