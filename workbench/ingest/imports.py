@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -230,6 +231,9 @@ class _Import:
         cannot hold is an :class:`IngestError` naming it, and the episode is not added.
         """
         batch = parsed.batch if parsed.batch is not None else self.batch
+        misfit = storable.misfit(report.path, parsed)
+        if misfit is not None:
+            raise misfit
         try:
             rows = staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans)
             refused = storable.refused(rows)
@@ -257,7 +261,13 @@ class _Import:
         """Stage the pending episodes in one transaction and count them."""
         if not self.pending:
             return
-        new = self.staged.add(self.pending)
+        try:
+            new = self.staged.add(self.pending)
+        except sqlite3.IntegrityError as error:  # a check above missed what the schema refuses
+            files = ", ".join(dict.fromkeys(report.path for report, _, _ in self.reports))
+            raise IngestError(
+                files, "", "", f"the database refused an episode read from it: {error}"
+            ) from None
         for added, (report, success, steps) in zip(new, self.reports, strict=True):
             report.queued -= 1
             if added:

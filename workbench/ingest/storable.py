@@ -44,6 +44,28 @@ def refused(rows: StagedEpisode) -> str | None:
     return None
 
 
+def misfit(path: str, parsed: ParsedEpisode) -> IngestError | None:
+    """The error for an episode whose parts do not fit together (steps numbered other than
+    0, 1, 2… or belonging to another episode, spans of another episode), which the database
+    would refuse; None when they fit. The built-in importers never
+    make one; an importer passed from Python may."""
+    episode = parsed.episode
+    where = f"episode {episode.id}"
+    for i, step in enumerate(parsed.steps):
+        if step.index != i:
+            return IngestError(path, where, f"steps.{i}.index", f"expected {i}, got {step.index}")
+        if step.episode_id != episode.id:
+            return IngestError(
+                path, where, f"steps.{i}.episode_id", f"names another episode ({step.episode_id})"
+            )
+    for i, span in enumerate(parsed.spans):
+        if span.episode_id != episode.id:
+            return IngestError(
+                path, where, f"spans.{i}.episode_id", f"names another episode ({span.episode_id})"
+            )
+    return None
+
+
 def without_surrogates(parsed: ParsedEpisode) -> ParsedEpisode:
     """``parsed`` with every lone surrogate in its text replaced by U+FFFD."""
     return ParsedEpisode(
