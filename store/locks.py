@@ -2,9 +2,10 @@
 
 SQLite lets one connection write at a time. No workbench transaction holds the lock for long
 (an import writes in short chunks, see :mod:`store.staging`), so a writer that finds it taken
-waits :data:`BUSY_TIMEOUT_MS` inside SQLite, then says so (:data:`LockWaitHook`) and tries again
-after a pause that grows with each retry, up to :data:`LOCK_TIMEOUT` seconds in all (env
-``WORKBENCH_LOCK_TIMEOUT``); only then does it give up, with :class:`DatabaseBusy`.
+waits :data:`BUSY_TIMEOUT_MS` inside SQLite, then says so (:data:`LockWaitHook`: the store's own,
+else the process's, :func:`report_waits`) and tries again after a pause that grows with each
+retry, up to :data:`LOCK_TIMEOUT` seconds in all (env ``WORKBENCH_LOCK_TIMEOUT``); only then
+does it give up, with :class:`DatabaseBusy`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,23 @@ LockWaitHook = Callable[[int, float], None]
 """Told of each retry: its number (from 1) and the seconds waited so far."""
 
 T = TypeVar("T")
+
+_process_hook: LockWaitHook | None = None
+"""Told of the waits of every store of this process that has no hook of its own."""
+
+
+def report_waits(hook: LockWaitHook | None) -> None:
+    """Tell ``hook`` of the lock waits of every store this process opens without a hook of its
+    own: the CLI prints its line for stores opened deep inside a command (an agent logging
+    its model calls, a world keeping reference solutions), and a local pool's workers are
+    given the same hook (:func:`process_hook`)."""
+    global _process_hook
+    _process_hook = hook
+
+
+def process_hook() -> LockWaitHook | None:
+    """The hook :func:`report_waits` set, if any."""
+    return _process_hook
 
 
 class DatabaseBusy(Exception):
@@ -108,7 +126,8 @@ def retrying(
         if waited >= limit:
             raise DatabaseBusy(path, waited) from None
         stats.waits += 1
-        if hook is not None:
-            hook(attempt, waited)
+        told = hook if hook is not None else _process_hook
+        if told is not None:
+            told(attempt, waited)
         time.sleep(pause(attempt))
     raise AssertionError("unreachable")

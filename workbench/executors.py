@@ -25,6 +25,7 @@ from __future__ import annotations
 import concurrent.futures as futures
 import contextlib
 import dataclasses
+import inspect
 import multiprocessing
 import os
 import shutil
@@ -38,7 +39,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, Literal, Self, TypeVar
 
-from store import Store
+from store import Store, locks
 from workbench.agents.base import Agent
 from workbench.envs.base import Environment
 from workbench.limits import TimeLimit
@@ -178,8 +179,12 @@ class LocalPool(Closing):
 
     def _started(self) -> futures.ProcessPoolExecutor:
         if self._pool is None:
+            hook = locks.process_hook()
             self._pool = futures.ProcessPoolExecutor(
-                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=locks.report_waits,  # the workers' stores wait out loud too
+                initargs=(hook if _importable(hook) else None,),
             )
         return self._pool
 
@@ -438,6 +443,11 @@ def _check_reachable(address: str | None, seconds: float = 10.0) -> None:
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         raise ExecutorUnavailable(f"cannot connect to Ray at {address}: {reason}") from None
+
+
+def _importable(function: Any) -> bool:
+    """Whether ``function`` can be handed to a worker process (a module's own function)."""
+    return inspect.isfunction(function) and "<locals>" not in function.__qualname__
 
 
 def _known_gold_paths(jobs: list[EpisodeJob]) -> dict[str, list[str]]:
