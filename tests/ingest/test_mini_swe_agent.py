@@ -241,6 +241,16 @@ def test_malformed_report_names_report_and_field(
     assert store.episodes() == []
 
 
+def test_a_report_that_is_not_utf8_is_the_file_named(
+    store: Store, tmp_path: Path, mini_dir: Path
+) -> None:
+    results = tmp_path / "eval.json"
+    results.write_bytes(b'{"\xe4resolved_ids": []}\n')
+    error = import_error(store, _traj(mini_dir, DJANGO), "mini-swe-agent", results=results)
+    assert error.path == str(results) and error.message == "not UTF-8 text"
+    assert store.episodes() == []
+
+
 # -- bad input ---------------------------------------------------------------------------------
 
 

@@ -100,7 +100,7 @@ def _results_data(ctx: ReadContext, path: Path) -> Any:
             lines = [line for line in handle.read().splitlines() if line.strip()]
         try:
             return [loads(line) for line in lines]
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             raise error from None  # neither: the whole-document error names the line
 
 
