@@ -85,12 +85,13 @@ def test_a_command_sets_the_cli_line_while_it_runs_and_leaves_none(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     seen = []
+    original = locks.report_waits
 
     def spy(hook):
         seen.append(hook)
-        locks.report_waits(hook)
+        original(hook)
 
-    monkeypatch.setattr("workbench.cli.group.report_waits", spy)
+    monkeypatch.setattr("store.locks.report_waits", spy)
     Store(db_path).close()
     result = CliRunner().invoke(main, ["--db", str(db_path), "ls"])
     assert result.exit_code == 0, result.output

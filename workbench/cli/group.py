@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from store.locks import report_waits
-from workbench.cli.options import db_flag, lock_wait, workspace_flag
+from workbench.cli.options import db_flag, workspace_flag
 
 
 @click.group(
@@ -26,5 +25,3 @@ def main(ctx: click.Context, db_path: Path | None, workspace: str) -> None:
     """
     ctx.meta["db_path"] = db_path
     ctx.meta["workspace"] = workspace
-    report_waits(lock_wait)  # every store a command opens says when it waits for the lock
-    ctx.call_on_close(lambda: report_waits(None))

@@ -226,10 +226,17 @@ def lock_wait(retry: int, waited: float) -> None:
 
 
 def open_store(path: Path, workspace: str = "") -> Store:
-    """The store at ``path``, whose writes report waiting for the lock (:func:`lock_wait`); a
-    file that cannot be opened as one, or stays locked, is a one-line error."""
+    """The store at ``path``, whose writes report waiting for the lock (:func:`lock_wait`), as
+    do those of every store the command opens after it; a file that cannot be opened as one,
+    or stays locked, is a one-line error."""
     from store import DatabaseBusy, Store
+    from store.locks import process_hook, report_waits
 
+    if process_hook() is None:  # the stores the command opens deeper down say so too
+        report_waits(lock_wait)
+        context = click.get_current_context(silent=True)
+        if context is not None:
+            context.find_root().call_on_close(lambda: report_waits(None))
     try:
         return Store(path, workspace=workspace, on_lock_wait=lock_wait)
     except DatabaseBusy as error:
