@@ -13,9 +13,7 @@ from store.rows import from_row, row_values, rows_values, to_row
 
 LONG = "x" * raw_texts.SHORTEST
 
-texts = st.text(min_size=raw_texts.SHORTEST, max_size=raw_texts.SHORTEST + 40) | st.just(
-    LONG
-)
+texts = st.text(min_size=raw_texts.SHORTEST, max_size=raw_texts.SHORTEST + 40) | st.just(LONG)
 """Step texts long enough to be shared."""
 shorts = st.text(max_size=12) | st.sampled_from(["~", "~[", raw_texts.MARK + "[null, []]"])
 """Other strings, with some that look like the mark."""
@@ -66,9 +64,7 @@ def test_steps_read_back_from_a_file_keep_their_raw_record(tmp_path_factory, ste
 def _stored(store: Store, step_list: list[Step]) -> list[Step]:
     store.put_task(Task(id="t", environment="env"))
     store.put_batch(Batch(id="b", name="b", kind="import"))
-    owned = [
-        s.model_copy(update={"episode_id": "ep", "index": i}) for i, s in enumerate(step_list)
-    ]
+    owned = [s.model_copy(update={"episode_id": "ep", "index": i}) for i, s in enumerate(step_list)]
     assert store.add_episode(Episode(id="ep", task_id="t", agent="a", batch_id="b"), owned)
     return owned
 
@@ -76,9 +72,7 @@ def _stored(store: Store, step_list: list[Step]) -> list[Step]:
 def test_a_shared_text_is_stored_once_as_a_reference(store):
     big = "tool output line\n" * 10_000
     message = {"role": "tool", "tool_call_id": "c1", "content": big, "n": [1, {"k": big}]}
-    step = Step(
-        episode_id="ep", index=0, kind="tool_result", observation=big, raw=message
-    )
+    step = Step(episode_id="ep", index=0, kind="tool_result", observation=big, raw=message)
     _stored(store, [step])
     [column] = store.conn.execute("SELECT raw FROM steps").fetchone()
     assert column.startswith(raw_texts.MARK) and len(column) < 200
