@@ -227,7 +227,9 @@ def row_values(record: BaseModel) -> list[Any]:
     """The column values of a record, in :func:`column_names` order (for ``executemany``).
 
     Reads the record's attributes directly rather than dumping it whole: a record is already
-    validated, and the dump costs more than the insert.
+    validated, and the dump costs more than the insert. A step's raw value stores the long
+    texts it shares with the step as references (``store.raw``; :func:`from_row` restores
+    them).
     """
     plan = _plan(type(record))
     values = list(plan.get(record))
@@ -248,7 +250,9 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
     Steps read from one source record often keep that same record as their raw value (a
     tool call and its result from one span, the calls of one message); the text of each such
     value is computed once per call, by the value's identity. ``records`` holds every value
-    while this runs, so no identity is reused for another value.
+    while this runs, so no identity is reused for another value. A step's raw value that
+    holds one of the step's long texts is stored with references instead (``store.raw``),
+    for that step alone.
     """
     if not records:
         return
