@@ -177,6 +177,10 @@ class _Plan:
     """A step's raw column, where it stores references to the step's texts (``store.raw``):
     its position, the texts' fields and positions, and its conversion."""
 
+    lengths: Callable[[Any], tuple[Any, ...]] | None = None
+    """The texts :attr:`raw` may refer to, from a record's values (to tell at C speed that
+    none is long enough, the usual case)."""
+
     def shared_raw(self, values: list[Any]) -> str | None:
         """The raw column's text with references to the step's long texts, or ``None`` when
         it shares none (``values``: the record's values, unconverted)."""
@@ -206,12 +210,13 @@ def _plan(model: type[BaseModel]) -> _Plan:
             converts.append((position, convert))
             if is_json:
                 json_positions.add(position)
-    raw = None
+    raw = lengths = None
     if model is Step:
         names = [name for _column, name, *_ in columns(model)]
         position = names.index("raw")
         convert = dict(converts)[position]
         raw = (position, tuple((f, names.index(f)) for f in raw_texts.TEXTS), convert)
+        lengths = itemgetter(*(names.index(f) for f in raw_texts.TEXTS))
     if len(paths) == 1:  # a getter of one path returns the value, not a tuple
         one = attrgetter(paths[0])
         get = lambda record: (one(record),)  # noqa: E731
@@ -220,7 +225,18 @@ def _plan(model: type[BaseModel]) -> _Plan:
         get = lambda record: fields(record.__dict__)  # noqa: E731
     else:
         get = attrgetter(*paths)
-    return _Plan(get, tuple(converts), frozenset(json_positions), raw)
+    return _Plan(get, tuple(converts), frozenset(json_positions), raw, lengths)
+
+
+def _may_share(plan: _Plan, values: list[Any]) -> bool:
+    """Whether a record's raw value may hold references (``store.raw``): it is a step with a
+    text long enough (told at C speed, the usual answer being no)."""
+    if plan.lengths is None:
+        return False
+    try:
+        return max(map(len, plan.lengths(values))) >= raw_texts.SHORTEST
+    except TypeError:  # a text that is not one (a record built unvalidated)
+        return True
 
 
 def row_values(record: BaseModel) -> list[Any]:
@@ -233,7 +249,7 @@ def row_values(record: BaseModel) -> list[Any]:
     """
     plan = _plan(type(record))
     values = list(plan.get(record))
-    raw = plan.shared_raw(values) if plan.raw is not None else None
+    raw = plan.shared_raw(values) if _may_share(plan, values) else None
     for position, convert in plan.converts:
         value = values[position]
         if value is not None:  # every conversion keeps None
@@ -258,10 +274,11 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
         return
     plan = _plan(type(records[0]))
     texts: dict[int, Any] = {}
+    lengths = plan.lengths
     for record in records:
         values = list(plan.get(record))
         skip = -1
-        if plan.raw is not None:
+        if lengths is not None and _may_share(plan, values):
             raw = plan.shared_raw(values)
             if raw is not None:
                 skip = plan.raw[0]
