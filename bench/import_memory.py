@@ -17,7 +17,8 @@ observation is ``--size`` MB (default 50) is imported in a fresh process, and so
 the same record with a short observation (and one of twice ``--size``). Printed: each peak,
 ``(peak - tiny peak) / record size``, and the slope ``(peak(2·size) - peak(size)) / (2·size -
 size)``: how much memory each MB of the record takes, what ``(peak - tiny peak)`` is without
-the constants (SQLite's page cache, 64 MiB, fills with the record's pages). Target: slope ≤ 3.
+the constants (SQLite's page cache would fill its 64 MiB with the record's pages; an import
+keeps it at 2 MiB while it writes a record of 8 MB or more). Target: slope ≤ 3.
 With ``--distinct`` every line of the observation ends in a token of its own (a log with line
 numbers): SQLite's full-text index then holds about 4 bytes per byte of the row while it
 indexes it (its in-memory term list, per row).

@@ -31,6 +31,7 @@ import _synthetic
 import sqlite_utils  # imported before any clock starts (it pulls in pandas when installed)
 
 from store import Episode, Step, Store, Task
+from store.raw import restored
 from store.rows import columns
 from workbench.ingest import formats, import_paths
 
@@ -70,7 +71,8 @@ def dump_rows(db: Path, folder: Path) -> dict[str, Path]:
 
     Columns the workbench keeps as JSON text (a step's raw record, metadata) are written as
     the nested values they hold, as a user's data would have them: sqlite-utils stores
-    nested values as JSON text too.
+    nested values as JSON text too. A step's raw record is the verbatim one its step reads
+    back (``store.raw``: the workbench stores the text it shares with the step once).
     """
     out = {}
     conn = sqlite_utils.Database(db)
@@ -80,7 +82,10 @@ def dump_rows(db: Path, folder: Path) -> dict[str, Path]:
         with open(path, "w") as handle:
             for row in conn[table].rows:
                 for column in nested & row.keys():
-                    row[column] = None if row[column] is None else json.loads(row[column])
+                    if row[column] is None:
+                        continue
+                    is_raw = model is Step and column == "raw"
+                    row[column] = restored(row[column], row) if is_raw else json.loads(row[column])
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         out[table] = path
     conn.close()

@@ -257,6 +257,38 @@ _FILL_FTS = (
 )
 
 
+class _Handed:
+    """A row whose values are handed over as SQLite binds them: each read of a value takes it
+    out (the sqlite3 module reads a sequence that is not a tuple or a list item by item), so
+    a big text is freed once SQLite has copied it, before the row is written."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: list[Any]) -> None:
+        self.values = values
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, position: int) -> Any:
+        value, self.values[position] = self.values[position], None
+        return value
+
+
+def _handed(rows: list[Sequence[Any]]) -> Iterator[_Handed]:
+    """The rows of ``rows`` as :class:`_Handed` ones, taken out of the list one by one."""
+    rows.reverse()
+    while rows:
+        yield _Handed(list(rows.pop()))
+
+
+CACHE_SIZE = -65536
+"""SQLite's page cache of a connection (negative: in KiB), 64 MiB."""
+LEAN_CACHE_SIZE = -2048
+"""The page cache while a chunk holding a record of many megabytes is written (2 MiB): its
+pages are written once and not read again, so caching them only adds their size to memory."""
+
+
 class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, SynthTables):
     """Workbench records in one SQLite file (WAL mode, foreign keys on, FTS over steps).
 
@@ -294,7 +326,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         if self.path != ":memory:":
             self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"))
             conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA cache_size = -65536")
+        conn.execute(f"PRAGMA cache_size = {CACHE_SIZE}")
         self.conn = conn
         self._lock = threading.RLock()
         self._depth = 0
@@ -407,6 +439,33 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             self.conn.execute(FTS_INSERT_TRIGGER)
             self._unindexed = None
 
+    @contextmanager
+    def lean(self) -> Iterator[None]:
+        """Write a record of many megabytes with less memory: a small page cache (restored
+        afterwards); use :meth:`_unbind` before the transaction's commit."""
+        with self._lock:
+            self.conn.execute(f"PRAGMA cache_size = {LEAN_CACHE_SIZE}")
+            try:
+                yield
+            finally:
+                self.conn.execute(f"PRAGMA cache_size = {CACHE_SIZE}")
+
+    def _unbind(self) -> None:
+        """Free SQLite's copies of the last episode and step rows inserted (a statement keeps
+        the values last bound to it until new ones are bound): the inserts are bound again
+        with ``NULL`` everywhere, which a ``NOT NULL`` column refuses before anything is
+        written. Inside a write transaction only (the refusal is the statement's alone)."""
+        for sql, width in (
+            (_INSERT_STEP, len(_STEP_COLUMNS)),
+            (_INSERT_EPISODE, len(_EPISODE_COLUMNS)),
+        ):
+            try:
+                self.conn.execute(sql, (None,) * width)
+            except sqlite3.IntegrityError:
+                pass
+            else:  # pragma: no cover - every NOT NULL column refuses it
+                raise AssertionError("a row of NULLs was stored")
+
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return self.conn.execute(sql, params).fetchall()
@@ -491,9 +550,12 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         spans: Sequence[Span] = (),
         batch_id: str | None = None,
         found: Sequence[Any] | None = None,
+        hand_over: bool = False,
     ) -> bool:
         """:meth:`add_episode` of an episode's row and its steps' rows (``rows.row_values``);
-        ``found``: what ``_EPISODE_AND_TASK`` gave for it, when the caller just read it."""
+        ``found``: what ``_EPISODE_AND_TASK`` gave for it, when the caller just read it.
+        With ``hand_over``, ``steps`` is a list that is emptied as its rows are inserted, each
+        value let go as soon as SQLite has its copy (:class:`_Handed`)."""
         with self.transaction():
             if found is None:
                 found = self._rows(_EPISODE_AND_TASK, (row[_ID], row[_TASK]))[0]
@@ -508,7 +570,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             self.conn.execute(_INSERT_EPISODE, row)
             if self._depth > 1 and n_steps:
                 self._defer_indexing()
-            self.conn.executemany(_INSERT_STEP, steps)
+            self.conn.executemany(_INSERT_STEP, _handed(steps) if hand_over else steps)
             for span in spans:
                 self._insert_span(span)
             return True

@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from store.records import Record
+from store import raw as raw_texts
+from store.records import Record, Step
 
 M = typing.TypeVar("M", bound=BaseModel)
 
@@ -172,6 +173,27 @@ class _Plan:
     """Columns whose value must be converted, by position."""
     json: frozenset[int] = frozenset()
     """Positions of the JSON columns among :attr:`converts`."""
+    raw: tuple[int, tuple[tuple[str, int], ...], Callable[[Any], Any]] | None = None
+    """A step's raw column, where it stores references to the step's texts (``store.raw``):
+    its position, the texts' fields and positions, and its conversion."""
+
+    lengths: Callable[[Any], tuple[Any, ...]] | None = None
+    """The texts :attr:`raw` may refer to, from a record's values (to tell at C speed that
+    none is long enough, the usual case)."""
+
+    def shared_raw(self, values: list[Any]) -> str | None:
+        """The raw column's text with references to the step's long texts, or ``None`` when
+        it shares none (``values``: the record's values, unconverted)."""
+        position, fields, convert = self.raw  # type: ignore[misc]
+        texts = {
+            field: text
+            for field, at in fields
+            if type(text := values[at]) is str and len(text) >= raw_texts.SHORTEST
+        }
+        value = values[position]
+        if not texts or value is None:
+            return None
+        return raw_texts.stored(value, texts, convert)
 
 
 @cache
@@ -188,6 +210,13 @@ def _plan(model: type[BaseModel]) -> _Plan:
             converts.append((position, convert))
             if is_json:
                 json_positions.add(position)
+    raw = lengths = None
+    if model is Step:
+        names = [name for _column, name, *_ in columns(model)]
+        position = names.index("raw")
+        convert = dict(converts)[position]
+        raw = (position, tuple((f, names.index(f)) for f in raw_texts.TEXTS), convert)
+        lengths = itemgetter(*(names.index(f) for f in raw_texts.TEXTS))
     if len(paths) == 1:  # a getter of one path returns the value, not a tuple
         one = attrgetter(paths[0])
         get = lambda record: (one(record),)  # noqa: E731
@@ -196,21 +225,37 @@ def _plan(model: type[BaseModel]) -> _Plan:
         get = lambda record: fields(record.__dict__)  # noqa: E731
     else:
         get = attrgetter(*paths)
-    return _Plan(get, tuple(converts), frozenset(json_positions))
+    return _Plan(get, tuple(converts), frozenset(json_positions), raw, lengths)
+
+
+def _may_share(plan: _Plan, values: list[Any]) -> bool:
+    """Whether a record's raw value may hold references (``store.raw``): it is a step with a
+    text long enough (told at C speed, the usual answer being no)."""
+    if plan.lengths is None:
+        return False
+    try:
+        return max(map(len, plan.lengths(values))) >= raw_texts.SHORTEST
+    except TypeError:  # a text that is not one (a record built unvalidated)
+        return True
 
 
 def row_values(record: BaseModel) -> list[Any]:
     """The column values of a record, in :func:`column_names` order (for ``executemany``).
 
     Reads the record's attributes directly rather than dumping it whole: a record is already
-    validated, and the dump costs more than the insert.
+    validated, and the dump costs more than the insert. A step's raw value stores the long
+    texts it shares with the step as references (``store.raw``; :func:`from_row` restores
+    them).
     """
     plan = _plan(type(record))
     values = list(plan.get(record))
+    raw = plan.shared_raw(values) if _may_share(plan, values) else None
     for position, convert in plan.converts:
         value = values[position]
         if value is not None:  # every conversion keeps None
             values[position] = convert(value)
+    if raw is not None:
+        values[plan.raw[0]] = raw  # type: ignore[index]
     return values
 
 
@@ -221,17 +266,26 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
     Steps read from one source record often keep that same record as their raw value (a
     tool call and its result from one span, the calls of one message); the text of each such
     value is computed once per call, by the value's identity. ``records`` holds every value
-    while this runs, so no identity is reused for another value.
+    while this runs, so no identity is reused for another value. A step's raw value that
+    holds one of the step's long texts is stored with references instead (``store.raw``),
+    for that step alone.
     """
     if not records:
         return
     plan = _plan(type(records[0]))
     texts: dict[int, Any] = {}
+    lengths = plan.lengths
     for record in records:
         values = list(plan.get(record))
+        skip = -1
+        if lengths is not None and _may_share(plan, values):
+            raw = plan.shared_raw(values)
+            if raw is not None:
+                skip = plan.raw[0]
+                values[skip] = raw
         for position, convert in plan.converts:
             value = values[position]
-            if value is None:  # every conversion keeps None
+            if value is None or position == skip:  # every conversion keeps None
                 continue
             if position in plan.json and type(value) in (dict, list):
                 text = texts.get(id(value))
@@ -258,7 +312,10 @@ def from_row(model: type[M], row: typing.Mapping[str, Any] | Any) -> M:
             continue
         value = row[column]
         if is_json and value is not None:
-            value = json.loads(value)
+            if model is Step and name == "raw":
+                value = raw_texts.restored(value, row)
+            else:
+                value = json.loads(value)
         if sub is None:
             data[name] = value
         else:

@@ -133,9 +133,20 @@ class StagedImport:
 
     # -- staging ------------------------------------------------------------------------------
 
-    def add(self, chunk: Sequence[StagedEpisode]) -> list[bool]:
+    def add(self, chunk: list[StagedEpisode], large: bool = False) -> list[bool]:
         """Stage a chunk of episodes in one transaction; for each, whether it is new (an
-        episode with its id exists already, or comes earlier in this import, otherwise)."""
+        episode with its id exists already, or comes earlier in this import, otherwise).
+
+        With ``large`` (a record of many megabytes among them), ``chunk`` is emptied once its
+        rows are inserted, before the transaction commits (indexing them for search takes
+        memory of their size again: their Python values are freed first, and so are SQLite's
+        copies of the last rows), and the page cache is kept small (:meth:`Store.lean`); a
+        chunk of one episode hands its step rows over to SQLite value by value
+        (``Store._add_rows``), so that a big text is not in memory three times (Python's,
+        SQLite's bound copy, the record it writes). Nothing reads the rows again: a chunk is
+        tried again only when a batch it writes to is taken (:class:`_Taken`), which is found
+        while its episodes are added, before their rows are inserted.
+        """
         if self.dry_run:
             return [self._new(row[_ID]) for _, _, row, _, _ in chunk]
         if not self._opened:
@@ -143,8 +154,13 @@ class StagedImport:
         while True:
             made: dict[str, _Target] = {}  # the targets this chunk makes, kept if it commits
             try:
-                with self.store.transaction():
-                    new = [self._add(made, *staged) for staged in chunk]
+                lean = self.store.lean() if large else contextlib.nullcontext()
+                with lean, self.store.transaction():
+                    hand_over = large and len(chunk) == 1
+                    new = [self._add(made, *staged, hand_over) for staged in chunk]
+                    if large:
+                        chunk.clear()
+                        self.store._unbind()
             except _Taken as taken:
                 if self.store._depth:  # inside the caller's transaction: waiting would deadlock
                     raise sqlite3.OperationalError("database is locked") from None
@@ -161,6 +177,7 @@ class StagedImport:
         row: tuple[Any, ...],
         steps: list[tuple[Any, ...]],
         spans: Sequence[Span],
+        hand_over: bool = False,
     ) -> bool:
         conn = self.store.conn
         target = self._targets.get(batch.id) or made.get(batch.id)
@@ -172,7 +189,8 @@ class StagedImport:
         if found[1] is None:  # stored with its first episode (see the module)
             conn.execute(_PUT_TASK, task)
             found = (0, task[_TASK_FAMILY], task[_TASK_SPLIT])
-        return self.store._add_rows(row, steps, len(steps), spans, target.staged, found)
+        n_steps = len(steps)
+        return self.store._add_rows(row, steps, n_steps, spans, target.staged, found, hand_over)
 
     def _target(self, batch: Batch) -> _Target:
         """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch

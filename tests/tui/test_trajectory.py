@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import EpisodeFilter
+from store import EpisodeFilter, Store
 from tests.tui.conftest import LONG_ID, LONG_STEPS, SIZE, settle
+from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.step_detail import COLLAPSED_LINES
 from tui.widgets.step_list import KEEP_PAGES, PAGE, first_steps, wanted_pages
+from workbench.ingest import import_paths
 
 
 async def open_episode(pilot, episode_id: str, step: int | None = None) -> TrajectoryScreen:
@@ -74,6 +78,31 @@ async def test_raw_record_on_demand(app):
         await pilot.press("r")
         await pilot.pause()
         assert '"source": "scripted"' in screen.detail.text
+
+
+async def test_raw_record_that_shares_the_observation_is_shown_verbatim(tmp_path):
+    """The store keeps a text the raw record shares with the step once (``store.raw``); the
+    detail pane shows the record as it was read."""
+    output = "".join(f"file_{i}.py quokka\n" for i in range(40))
+    call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "List the files."},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+    ]
+    source = tmp_path / "chat.jsonl"
+    source.write_text(json.dumps({"task_id": "files", "messages": messages}) + "\n")
+    db = tmp_path / "w.db"
+    with Store(db) as store:
+        import_paths(store, [source], format="openai-chat")
+        [episode] = store.episodes()
+        index = next(s.index for s in store.steps(episode.id) if s.observation == output)
+    app = make_app(db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_episode(pilot, episode.id, index)
+        await pilot.press("r")
+        await pilot.pause()
+        assert json.dumps(messages[2], indent=2) in screen.detail.text
 
 
 async def test_H_and_L_move_between_trajectories_of_the_filter(app):

@@ -347,8 +347,9 @@ def _block_records(ctx: ReadContext, held: list[bytes | bytearray], number: int)
                     text, pos, size = text[stop:], 0, size - stop
                 else:
                     pos = stop
-                yield number, value
+                box = [(number, value)]
                 del value
+                yield from yielded(box)
                 continue
         raw = text[pos:stop]
         if raw.strip(_ASCII_SPACE):
@@ -382,11 +383,20 @@ def episodes_per_line(
         if isinstance(item, IngestError):
             yield item
             continue
-        number, obj = item
         try:
-            yield episode(number, obj)
+            box = [episode(*item)]
         except IngestError as error:
             yield error
+            continue
+        item = None  # not held while the episode is stored (see yielded)
+        yield from yielded(box)
+
+
+def yielded(box: list[Any]) -> Iterator[Any]:
+    """Yield the one value in ``box``, taken out of it: a generator that yields a parsed
+    record from a local holds it until it is resumed, and the import stores the record
+    before then, so a big record's text would stay in memory while SQLite indexes it."""
+    yield box.pop()
 
 
 def json_key(key: str, opener: str = "") -> re.Pattern[str]:

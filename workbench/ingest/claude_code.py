@@ -57,7 +57,14 @@ from pathlib import Path
 from typing import Any
 
 from store import Episode, Outcome, Step, Task, Usage
-from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, iter_jsonl, text_of
+from workbench.ingest.base import (
+    IngestError,
+    ParsedEpisode,
+    ReadContext,
+    iter_jsonl,
+    text_of,
+    yielded,
+)
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
 from workbench.ingest.values import as_text, int_or_none, iso_time, scalar, total
@@ -155,7 +162,11 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
     assert session is not None
     if session.main is None and not session.sidechains:
         raise ctx.error("", "", "no user or assistant lines (not a Claude Code session log)")
-    yield from _episodes(ctx, session)
+    items = list(_episodes(ctx, session))  # (all built before the first is yielded)
+    session = item = None  # its lines are not held while the episodes are stored
+    items.reverse()
+    while items:
+        yield from yielded([items.pop()])
 
 
 def _episodes(ctx: ReadContext, session: _Session) -> Iterator[ParsedEpisode | IngestError]:

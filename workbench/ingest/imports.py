@@ -40,6 +40,9 @@ CHUNK_ROWS = 4000
 chunks are sized from how long the last one held the write lock (``store.staging``)."""
 CHUNK_BYTES = 4 << 20
 """A chunk is staged once it holds this many bytes of the file, whatever its rows."""
+LARGE_RECORD = 8 << 20
+"""Bytes of the file an episode was read from that make it staged alone, with less memory
+(``StagedImport.add``'s ``large``)."""
 
 
 @dataclass
@@ -214,6 +217,8 @@ class _Import:
         """The file report, success and steps of each pending episode, to count it."""
         self.rows = 0
         self.bytes = 0
+        self.largest = 0
+        """Bytes of the file the largest pending episode was read from."""
         self.limit = CHUNK_ROWS
         self.sources: list[tuple[str, str, str, str | None, FileReport]] = []
         """Files read, to record when publishing (with the report that counts their episodes)."""
@@ -224,8 +229,10 @@ class _Import:
         """Whether a file with this content was imported before, or earlier in this import."""
         return content_hash in self.hashes or self.store.has_source(content_hash)
 
-    def store_episode(self, parsed: ParsedEpisode, report: FileReport, size: int) -> None:
-        """Add a parsed episode to the chunk (``size``: the bytes of the file it came from).
+    def store_episode(self, parsed: ParsedEpisode, report: FileReport, size: int) -> bool:
+        """Add a parsed episode to the chunk (``size``: the bytes of the file it came from);
+        whether the chunk is full (then :meth:`flush` it, once ``parsed`` is no longer held:
+        a big record's text is then freed before it is indexed).
 
         Text with lone surrogates is stored with U+FFFD in their place; any other value SQLite
         cannot hold is an :class:`IngestError` naming it, and the episode is not added.
@@ -245,6 +252,8 @@ class _Import:
                 raise OverflowError(f"a value SQLite cannot store ({refused})")
         except storable.UNSTORABLE as error:
             raise storable.unstorable(report.path, parsed, error) from None
+        if size >= LARGE_RECORD:  # staged alone (``StagedImport.add``'s ``large``)
+            self.flush()
         if self.staged.dry_run and len(self.preview) < PREVIEW:  # (else: a big record kept alive)
             self.preview.append(parsed)
         if parsed.batch is None:
@@ -254,15 +263,15 @@ class _Import:
         self.reports.append((report, parsed.episode.outcome.success, len(parsed.steps)))
         self.rows += 1 + len(parsed.steps)
         self.bytes += size
-        if self.rows >= self.limit or self.bytes >= CHUNK_BYTES:
-            self.flush()
+        self.largest = max(self.largest, size)
+        return self.rows >= self.limit or self.bytes >= CHUNK_BYTES or size >= LARGE_RECORD
 
     def flush(self) -> None:
         """Stage the pending episodes in one transaction and count them."""
         if not self.pending:
             return
         try:
-            new = self.staged.add(self.pending)
+            new = self.staged.add(self.pending, large=self.largest >= LARGE_RECORD)
         except sqlite3.IntegrityError as error:  # a check above missed what the schema refuses
             files = ", ".join(dict.fromkeys(report.path for report, _, _ in self.reports))
             raise IngestError(
@@ -277,7 +286,7 @@ class _Import:
                 report.existing += 1
         if not self.staged.dry_run:
             self.limit = next_size(self.rows, self.store.locks.last)
-        self.pending, self.reports, self.rows, self.bytes = [], [], 0, 0
+        self.pending, self.reports, self.rows, self.bytes, self.largest = [], [], 0, 0, 0
 
     def add_source(self, content_hash: str, path: Path, fmt: str, report: FileReport) -> None:
         """Record a file read to the end, once the import is published."""
@@ -454,8 +463,10 @@ def _read_file(
             done = ctx.bytes_read()
             if not isinstance(item, IngestError):
                 try:
-                    job.store_episode(item, report, done - reported)
+                    full = job.store_episode(item, report, done - reported)
                     item = None
+                    if full:
+                        job.flush()
                 except IngestError as error:
                     item = error
             if item is not None:

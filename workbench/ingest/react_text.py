@@ -93,6 +93,7 @@ from workbench.ingest.base import (
     ReadContext,
     load_json,
     outcome_from,
+    yielded,
 )
 from workbench.ingest.steps import build_steps
 
@@ -773,7 +774,10 @@ class _Splitter:
         drafts = state.finish()
         if drafts:
             self.found = True
-            yield _parsed(self.ctx, state, drafts)
+            box = [_parsed(self.ctx, state, drafts)]
+            drafts.clear()  # their lines are not held while the episode is stored
+            state.target = None
+            yield from yielded(box)
         elif state.marker is None:
             self.defaults.update(state.headers)
         elif state.content:

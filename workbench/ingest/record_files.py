@@ -30,8 +30,9 @@ from workbench.ingest.base import (
     json_line,
     outcome_from,
     validation_error,
+    yielded,
 )
-from workbench.ingest.values import float_or_none, loads, pick, places, scalar
+from workbench.ingest.values import float_or_none, loads, parse_json, pick, places, scalar
 
 TRIAL_KEYS = ("trial", "attempt", "epoch", "run")
 """Keys naming which attempt at its task a record (or a result) is."""
@@ -142,26 +143,46 @@ def _object_or_lines(ctx: ReadContext, handle: io.BufferedReader) -> Iterator[Re
         if raw and not raw.isspace():
             first = raw
             break
-    value = _load_line(ctx, number, first)
-    if isinstance(value, IngestError) and ctx.path.suffix.lower() not in JSONL_SUFFIXES:
+    lines = ctx.path.suffix.lower() in JSONL_SUFFIXES
+    line = [first]
+    if lines:  # (else a document whose first line is not a whole value is read from it)
+        raw = first = b""
+    value = _load_line(ctx, number, line)
+    if isinstance(value, IngestError) and not lines:
         yield Record(0, "record 0", _whole_document(ctx, first + handle.read(), number - 1))
         return
-    yield value if isinstance(value, IngestError) else Record(0, f"line {number}", value)
+    raw = first = b""  # a line's bytes are not held while its record is stored
+    box = [value if isinstance(value, IngestError) else Record(0, f"line {number}", value)]
+    value = None
+    yield from yielded(box)
     index = 1
     for raw in handle:
         number += 1
         if raw and not raw.isspace():
-            value = _load_line(ctx, number, raw)
-            yield (
+            line, raw = [raw], b""
+            value = _load_line(ctx, number, line)
+            box = [
                 value if isinstance(value, IngestError) else Record(index, f"line {number}", value)
-            )
+            ]
+            value = None
+            yield from yielded(box)
             index += 1
 
 
-def _load_line(ctx: ReadContext, number: int, raw: bytes) -> Any:
-    """The JSON value on one line, or an :class:`IngestError` saying why there is none."""
+def _load_line(ctx: ReadContext, number: int, line: list[bytes]) -> Any:
+    """The JSON value on the line in ``line`` (taken out of it: a line that opens an object
+    is decoded, and its bytes freed before its text is parsed), or an :class:`IngestError`
+    saying why there is none."""
+    raw = line.pop()
     try:
-        return json_line(raw.rstrip(b"\r\n"))
+        if raw[:1] != b"{" or raw[1:2] == b"\x00":
+            return json_line(raw.rstrip(b"\r\n"))
+        text = raw.decode("utf-8", "surrogatepass")  # as json_line reads it
+        del raw
+        try:  # a line's end is JSON space: no stripped copy of a line that parses
+            return parse_json(text)
+        except json.JSONDecodeError:
+            return parse_json(text.rstrip("\r\n"))  # (the error's column: of the line)
     except UnicodeDecodeError:
         return ctx.error(f"line {number}", "", "not UTF-8 text")
     except json.JSONDecodeError as error:
@@ -188,12 +209,17 @@ def read_records(
         if isinstance(record, IngestError):
             yield record
             continue
+        where = record.where
         try:
-            yield episode(record)
+            box = [episode(record)]
         except IngestError as error:
             yield error
+            continue
         except ValidationError as error:
-            yield validation_error(ctx.path, record.where, error)
+            yield validation_error(ctx.path, where, error)
+            continue
+        record = None  # not held while the episode is stored (see yielded)
+        yield from yielded(box)
 
 
 # -- task keys --------------------------------------------------------------------------------
