@@ -227,6 +227,18 @@ def test_a_50_mb_observation_is_stored_whole(store, tmp_path):
     assert len(observation) == len(big) and observation == big
 
 
+def test_an_observation_of_many_lines_is_its_lines_and_the_raw_text_all_of_them(store, tmp_path):
+    lines = [f"shelf {i}: {'a box, ' * (i % 7)}end" for i in range(2_000)]
+    body = "\n".join(lines)
+    text = f"Observation: first line\n{body}\n\n"
+    path = tmp_path / "many.log"
+    path.write_text(f"Task: count boxes\nAction: look around\n{text}Score: 1\n")
+    assert import_one(store, path).episodes == 1
+    [step] = store.steps(only_episode(store).id)
+    assert step.observation == f"first line\n{body}"  # blank lines at its end left out
+    assert step.raw["text"] == f"Action: look around\n{text}Score: 1"
+
+
 def test_read_streams_episodes_before_the_end_of_the_file(tmp_path):
     episode = "===== Episode =====\nTask: wait\nAction: wait1\nObservation: You wait.\n"
     path = tmp_path / "long.log"

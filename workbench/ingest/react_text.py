@@ -614,15 +614,67 @@ def _step(draft: _Draft) -> dict[str, Any]:
         kind, role = "thought", "agent"
     else:
         kind, role = "observation", "environment"
+    text, observation = _raw_and_observation(draft)
     return {
         "kind": kind,
         "role": role,
         "thought": _joined(draft.thought),
         "action": _joined(draft.action),
-        "observation": _joined(draft.observation),
+        "observation": observation,
         "reward": draft.reward,
-        "raw": {"where": draft.where, "text": "\n".join(draft.raw)},
+        "raw": {"where": draft.where, "text": text},
     }
+
+
+_MANY = 256
+"""Lines from which an observation is cut out of the raw text (fewer: joined on its own)."""
+
+
+def _raw_and_observation(draft: _Draft) -> tuple[str, str]:
+    """The step's raw text (its lines) and its observation.
+
+    An observation of many lines is a run of the raw lines (its first one the end of its
+    label's line), so it is cut out of the raw text once the lines are let go: a big
+    observation is then held twice at most (the text and the cut), never as its lines and
+    two joined copies at once. The draft's lines are emptied.
+    """
+    lines, raw = draft.observation, draft.raw
+    label = _label_line(raw, lines) if lines is not None and len(lines) >= _MANY else None
+    if lines is None or label is None:
+        return "\n".join(raw), _joined(lines)
+    start, end = 0, len(lines)  # the lines _joined keeps
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    if start == end:
+        return "\n".join(raw), ""
+    offset = sum(map(len, raw[:label])) + label + len(raw[label]) - len(lines[0])
+    begin = offset + sum(map(len, lines[:start])) + start
+    stop = begin + sum(map(len, lines[start:end])) + (end - start - 1)
+    text = "\n".join(raw)
+    raw.clear()
+    lines.clear()
+    return text, text[begin:stop]
+
+
+def _label_line(raw: list[str], lines: list[str] | None) -> int | None:
+    """Where in ``raw`` the observation ``lines`` start (their label's line), when they are
+    a run of raw lines; None for a one-line observation, or lines not found as such."""
+    if lines is None or len(lines) < 2:
+        return None
+    second = lines[1]
+    for at, line in enumerate(raw):
+        if line is second:
+            label = at - 1
+            break
+    else:
+        return None
+    if label < 0 or not raw[label].endswith(lines[0]) or len(raw) - label < len(lines):
+        return None
+    if any(raw[label + i] is not line for i, line in enumerate(lines[1:], start=1)):
+        return None
+    return label
 
 
 def _seed(value: str) -> int | None:
