@@ -10,6 +10,8 @@ variation, but the simulator's gold-path generator is not deterministic (it may 
 equally valid route, and it leaves doors changed). So episodes are always played in a world
 loaded without it, and the gold path of a variation is generated once, on a separate load, and
 kept in a :class:`GoldPaths` cache (the store, for runs) so every later episode sees the same one.
+The variations the demo and default-seed runs play first come with their gold paths made once
+(:data:`GOLD_FILE`), the same on every machine.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ DOCS_FILE = Path(__file__).with_name("scienceworld_docs.json")
 distinct task descriptions per family (train variations only) with the places and objects of
 each variation's world, and its action templates with commands it accepted
 (``scripts/scienceworld_docs.py`` regenerates the file; a test checks it)."""
+
+GOLD_FILE = Path(__file__).with_name("scienceworld_gold.json")
+"""Gold paths of the variations the demo and default-seed runs play first, generated once by
+``scripts/scienceworld_gold.py`` with no simplifications; a world uses one (and keeps it like
+one it made) before generating its own, so those runs follow the same routes on every machine
+and spend no time in the simulator's slow generator."""
 
 
 JVM_OPTIONS = (
@@ -178,7 +186,10 @@ class ScienceWorld:
         variation, so ``seed`` only reaches the agent; it is accepted to keep the protocol uniform."""
         key = task.task_id(self.name)
         gold = self._gold_paths.gold_path(key)
-        if gold is None:
+        shipped = None if gold is not None or self.simplifications else shipped_gold_path(key)
+        if shipped is not None:
+            gold = self._gold_paths.put_gold_path(key, shipped)
+        elif gold is None:
             self._env.load(task.family, task.variation, self.simplifications, generateGoldPath=True)
             gold = self._gold_paths.put_gold_path(
                 key, [str(a) for a in self._env.get_gold_action_sequence()]
@@ -229,6 +240,20 @@ class ScienceWorld:
             with contextlib.suppress(Exception):  # a JVM that is already gone is closed
                 self._sim.close()
             self._sim = None
+
+
+def shipped_gold_path(key: str) -> list[str] | None:
+    """The gold path :data:`GOLD_FILE` holds for a task key, if it was made for this version
+    of the simulator."""
+    document = _shipped_gold()
+    paths = document.get("paths", {}) if document.get("scienceworld_version") == _version() else {}
+    path = paths.get(key)
+    return list(path) if path is not None else None
+
+
+@cache
+def _shipped_gold() -> dict[str, Any]:
+    return json.loads(GOLD_FILE.read_text())
 
 
 def _version() -> str:
