@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cached_property
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
@@ -238,7 +239,8 @@ class GroupStats:
 class ListedEpisode:
     """What a list of episodes shows: the episode without its metadata, usage and source.
 
-    Reading only these columns is what keeps long failure lists cheap (see ``bench/failure_list.py``).
+    Reading only these columns is what keeps long failure lists cheap (see ``bench/failure_list.py``),
+    and of those only the ones the filter does not fix (:meth:`Store.listing_query`).
     """
 
     id: str
@@ -252,10 +254,27 @@ class ListedEpisode:
 
 
 _EPISODE_COLUMNS = column_names(Episode)
-LISTED_COLUMNS = (
-    "e.id, e.task_id, e.family, e.split, e.agent, e.batch_id, e.n_steps, "
-    "e.outcome_success, e.outcome_score, e.outcome_message"
-)
+_LISTED = (
+    "id", "task_id", "family", "split", "agent", "batch_id", "n_steps",
+    "outcome_success", "outcome_score", "outcome_message",
+)  # fmt: skip
+"""The columns of a :class:`ListedEpisode`, in field order (the outcome's three last)."""
+LISTED_COLUMNS = ", ".join(f"e.{column}" for column in _LISTED)
+_SUCCESS = {"failed": False, "unknown": None, "passed": True}
+"""The ``Outcome.success`` each outcome filter fixes."""
+
+
+@dataclass(frozen=True)
+class ListingQuery:
+    """The SQL of a listing page and how its rows become :class:`ListedEpisode` values."""
+
+    sql: str
+    params: list[Any]
+    fields: Callable[[tuple[Any, ...]], tuple[Any, ...]]
+    """A row (the columns the filter leaves open) to the values of every listed column, in
+    ``_LISTED`` order (the ones the filter fixes filled in)."""
+
+
 _STEP_COLUMNS = column_names(Step)
 _SPAN_COLUMNS = [c for c in column_names(Span) if c != "id"]
 _TRIAGE = "coalesce(e.outcome_success, 0.5)"  # = migrations.TRIAGE_ORDER, so indexes apply
@@ -566,16 +585,47 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         self, where: EpisodeFilter = EpisodeFilter(), limit: int | None = None, offset: int = 0
     ) -> list[ListedEpisode]:
         """Like :meth:`episodes`, but only what a list view shows (much cheaper per row)."""
-        sql, params = self.episode_query(self.scoped(where), limit, offset, columns=LISTED_COLUMNS)
-        return [
-            ListedEpisode(
-                *r[:7],
-                outcome=Outcome(
-                    success=None if r[7] is None else bool(r[7]), score=r[8], message=r[9]
-                ),
+        query = self.listing_query(self.scoped(where), limit, offset)
+        with self._lock:
+            cursor = self.conn.cursor()
+            cursor.row_factory = None  # plain tuples: cheaper than rows, read by position
+            rows = cursor.execute(query.sql, query.params).fetchall()
+        fields = query.fields
+        listed = []
+        for row in rows:
+            *episode, success, score, message = fields(row)
+            success = None if success is None else bool(success)
+            outcome = Outcome(success=success, score=score, message=message)
+            listed.append(ListedEpisode(*episode, outcome=outcome))
+        return listed
+
+    @classmethod
+    def listing_query(
+        cls, where: EpisodeFilter, limit: int | None = None, offset: int = 0
+    ) -> ListingQuery:
+        """What :meth:`listing` runs (public so benchmarks time exactly that): the columns of
+        a :class:`ListedEpisode` that ``where`` does not fix, since each value read costs
+        about as much as a row's walk through the index (``ls --failed`` does not read the
+        outcome, ``--family`` not the family)."""
+        fixed: dict[str, Any] = {
+            column: value
+            for column, value in (
+                ("family", where.family),
+                ("agent", where.agent),
+                ("split", where.split),
+                ("task_id", where.task),
             )
-            for r in self._rows(sql, params)
-        ]
+            if value is not None
+        }
+        if where.outcome is not None:
+            fixed["outcome_success"] = _SUCCESS[where.outcome]
+        read = [column for column in _LISTED if column not in fixed]
+        columns = ", ".join(f"e.{column}" for column in read)
+        sql, params = cls.episode_query(where, limit, offset, columns=columns)
+        constants = tuple(fixed.values())
+        places = [read.index(c) if c in read else len(read) + list(fixed).index(c) for c in _LISTED]
+        pick = itemgetter(*places)
+        return ListingQuery(sql, params, lambda row: pick(row + constants))
 
     @staticmethod
     def episode_query(
