@@ -178,9 +178,11 @@ FILTER_FIRST_SHARE = 0.25
 
 def _window_sql(clause: str, filter_first: bool = False) -> str:
     """The best of the newest ``window`` matches that pass the filter ``clause`` (FTS5 walks
-    its matches newest first and stops), ranked by bm25, and how many there were. Parameters:
-    the query, the lowest rowid to walk to (not with ``filter_first``), the clause's, the
-    window, the page size, the query again.
+    its matches newest first and stops), ranked by bm25, and how many there were, up to one
+    more than the window (read, its bm25 too, to tell a window that holds every match from one
+    that does not). Parameters: the query, the lowest rowid to walk to (not with
+    ``filter_first``), the clause's, the window plus one, the window, the page size, the
+    query again.
 
     Each match is tested against the filter by joining its step and episode, about a
     microsecond a match, and bm25 is computed only for the matches that pass: cheap while the
@@ -205,9 +207,10 @@ def _window_sql(clause: str, filter_first: bool = False) -> str:
             f"  AND {clause} ORDER BY steps_fts.rowid DESC LIMIT ?"
         )
     return (
-        f"WITH matches AS ({matches}), "
+        f"WITH matches AS MATERIALIZED ({matches}), "
         "page AS MATERIALIZED ("
-        "  SELECT id, r, count(*) OVER () AS n FROM matches ORDER BY r, id LIMIT ?), "
+        "  SELECT id, r, (SELECT count(*) FROM matches) AS n FROM ("
+        "    SELECT id, r FROM matches ORDER BY id DESC LIMIT ?) ORDER BY r, id LIMIT ?), "
         "snippets AS MATERIALIZED ("
         "  SELECT rowid AS id, snippet(steps_fts, -1, '[', ']', '…', 12) AS text FROM steps_fts"
         "  WHERE steps_fts MATCH ? AND +rowid IN (SELECT id FROM page)"
@@ -776,15 +779,15 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         """
         if self._rows(_MATCHES_UP_TO, (query, bound + 1))[0][0] <= bound:
             return self._rows(_FULL_RANK.format(clause=clause), [query, *params, limit]), True
-        tail = [window, limit, query]
+        tail = [window + 1, window, limit, query]
         if not filter_first:
             floor = self._rows(_NTH_NEWEST, (query, WALK_MARGIN * bound - 1))
             lowest = floor[0][0] if floor else 0
             rows = self._rows(_window_sql(clause), [query, lowest, *params, *tail])
-            if not floor or (rows and rows[0][4] >= window):
-                return rows, not rows or rows[0][4] < window
+            if not floor or (rows and rows[0][4] > window):
+                return rows, not rows or rows[0][4] <= window
         rows = self._rows(_window_sql(clause, filter_first=True), [query, *params, *tail])
-        return rows, not rows or rows[0][4] < window
+        return rows, not rows or rows[0][4] <= window
 
     # -- spans ----------------------------------------------------------------------------
 

@@ -83,7 +83,7 @@ def test_beyond_the_window_the_page_is_the_best_of_the_newest_that_pass(batched,
         page = batched.search_page(query, where, limit=10, window=window)
         every = full_rank(batched, query, where, 10_000)
         if len(every) <= window:
-            assert page.ranked_all or len(every) == window, query
+            assert page.ranked_all, query
             assert as_rows(page) == every[:10], query
             continue
         beyond += 1
@@ -105,7 +105,7 @@ def test_a_walk_from_the_matches_that_stops_short_reads_the_filters_steps(batche
     where = EpisodeFilter(batch="mid")
     clause, params = batched.scoped(where).where()
     bounded = batched._search_rows("stove", clause, params, 10, 10, bound=4)
-    walked = batched.conn.execute(_window_sql(clause), ["stove", 0, *params, 10, 10, "stove"])
+    walked = batched.conn.execute(_window_sql(clause), ["stove", 0, *params, 11, 10, 10, "stove"])
     assert [tuple(r) for r in bounded[0]] == [tuple(r) for r in walked]
     assert bounded[1] is False and len(bounded[0]) == 10
 
@@ -114,9 +114,19 @@ def test_reading_the_filters_steps_first_never_searches_the_index_by_rowid(batch
     clause, params = batched.scoped(EpisodeFilter(batch="old")).where()
     plan = batched.conn.execute(
         "EXPLAIN QUERY PLAN " + _window_sql(clause, filter_first=True),
-        ["stove", *params, 10, 10, "stove"],
+        ["stove", *params, 11, 10, 10, "stove"],
     ).fetchall()
     scans = [row[3] for row in plan if "steps_fts VIRTUAL TABLE" in row[3]]
     assert len(scans) == 2
     # FTS5's plan string names a rowid equality as '='; ranges ('>', '<') are one pass
     assert all("=" not in scan.split(":", 1)[1] for scan in scans), scans
+
+
+@pytest.mark.parametrize("where", [EpisodeFilter(), *FILTERS])
+def test_a_window_exactly_as_large_as_the_matches_says_it_ranked_them_all(batched, where):
+    every = full_rank(batched, "stove", where, 10_000)
+    exact = batched.search_page("stove", where, limit=10, window=len(every))
+    assert exact.ranked_all and as_rows(exact) == every[:10]
+    # one fewer: all ranked only where FTS5 ranked every match itself (then it says so)
+    short = batched.search_page("stove", where, limit=10, window=len(every) - 1)
+    assert not short.ranked_all or as_rows(short) == every[:10]
