@@ -607,9 +607,9 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         cls, where: EpisodeFilter, limit: int | None = None, offset: int = 0
     ) -> ListingQuery:
         """What :meth:`listing` runs (public so benchmarks time exactly that): the columns of
-        a :class:`ListedEpisode` that ``where`` does not fix, since each value read costs
-        about as much as a row's walk through the index (``ls --failed`` does not read the
-        outcome, ``--family`` not the family)."""
+        a :class:`ListedEpisode` that ``where`` does not fix, since reading the page's values
+        into Python is most of what a page costs (``ls --failed`` does not read the outcome,
+        ``--family`` not the family)."""
         fixed: dict[str, Any] = {
             column: value
             for column, value in (
@@ -736,7 +736,6 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         everything = self.count_episodes(EpisodeFilter(workspace=where.workspace))
         share = self.count_episodes(where) / everything if everything else 1.0
         bound = math.ceil(window / share) if share else 0
-        filter_first = share <= FILTER_FIRST_SHARE
         if share == 0:
             return SearchPage([], ranked_all=True, window=window)
         filter_first = share <= FILTER_FIRST_SHARE
