@@ -172,8 +172,13 @@ _FULL_RANK = (
 
 
 FILTER_FIRST_SHARE = 0.25
-"""Up to this share of the episodes, a filtered search starts from the filter's steps
-(:func:`_window_sql` with ``filter_first``); above it, from the matches."""
+"""Up to this share of the episodes, a filtered search may start from the filter's steps
+(:func:`_window_sql` with ``filter_first``); above it, it starts from the matches."""
+
+FILTER_FIRST_STEPS = 2
+"""... and does when the filter's steps are at most this many times the matches a walk from
+the matches should need (``window / share``): reading a step costs about what walking a match
+does, so long episodes (many steps per episode) leave a moderately narrow filter to the walk."""
 
 
 def _window_sql(clause: str, filter_first: bool = False) -> str:
@@ -720,10 +725,10 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         of 50,000 episodes: about 150 ms); so when there are more than ``window`` matches,
         the newest ``window`` that pass the filter are ranked (FTS5 reads its matches in rowid
         order and stops there), a few milliseconds. A narrow filter (at most
-        :data:`FILTER_FIRST_SHARE` of the episodes) on a common word reads the filter's steps
-        first and walks the matches only to test them against those (see
-        :func:`_window_sql`): its window holds every match it leaves unless they are more
-        than ``window``. A query that is not valid FTS5 syntax is searched as a quoted phrase
+        :data:`FILTER_FIRST_SHARE` of the episodes, and not too many steps, see
+        :data:`FILTER_FIRST_STEPS`) on a common word reads the filter's steps first and walks
+        the matches only to test them against those (see :func:`_window_sql`): its window
+        holds every match it leaves unless they are more than ``window``. A query that is not valid FTS5 syntax is searched as a quoted phrase
         instead. Inside a transaction that inserts episodes, their steps are searchable once
         it commits.
         """
@@ -738,12 +743,15 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         bound = math.ceil(window / share) if share else 0
         if share == 0:
             return SearchPage([], ranked_all=True, window=window)
-        filter_first = share <= FILTER_FIRST_SHARE
-        if filter_first:
-            # Ranking every match costs about what reading the filter's steps does when the
-            # matches are no more than those steps (estimated from the highest step id).
-            steps = self._rows("SELECT coalesce(max(id), 0) FROM steps")[0][0]
-            bound = min(bound, math.ceil(share * steps))
+        filter_first = False
+        if share <= FILTER_FIRST_SHARE:
+            # the filter's steps, estimated from the highest step id
+            steps = share * self._rows("SELECT coalesce(max(id), 0) FROM steps")[0][0]
+            filter_first = steps <= FILTER_FIRST_STEPS * bound
+            if filter_first:
+                # ranking every match costs about what reading the filter's steps does when
+                # the matches are no more than those steps
+                bound = min(bound, math.ceil(steps))
         try:
             rows, ranked_all = self._search_rows(
                 query, clause, params, limit, window, bound, filter_first
