@@ -1,10 +1,14 @@
 """Search scaling: the first page of ``workbench search`` at 1k, 10k and 50k episodes.
 
 Grows one synthetic database (two steps per episode; "stove" is in every step's observation,
-"thermometer" in a third of the steps) and at each size times the CPU of the first page of 50
-hits — ``Store.search_page``, the newest 2,000 matches ranked — against the query search ran
-before (every match ranked by bm25), in the same run and on the same file, unfiltered and with
-``--failed --family boil``. Target: the first page ≤ 50 ms at 50k episodes.
+"thermometer" in a third of the steps; each growth its own batch, so the first batch holds the
+oldest 1,000 episodes) and at each size times the CPU of the first page of 50 hits —
+``Store.search_page``, the newest 2,000 matches ranked — against the query search ran before
+(every match ranked by bm25), in the same run and on the same file, unfiltered and with filters
+narrow (``--failed --family boil``, ``--family boil``, the oldest batch) and broad (the next
+batch, 9,000 episodes; ``--failed``). Each page is checked against every match ranked (ties by rowid): "exact" when
+it is the same page, else how many of its hits that page shares. Target: every first page
+≤ 50 ms at 50k episodes.
 
     python bench/search_scaling.py [--sizes 1000,10000,50000] [--repeat 5]
 """
@@ -35,10 +39,21 @@ FULL_RANK = (
 )
 """The search before the window: every match ranked."""
 
+EXACT = (
+    's.episode_id, s."index" FROM steps_fts JOIN steps s ON s.id = steps_fts.rowid '
+    "JOIN episodes e ON e.id = s.episode_id "
+    "WHERE steps_fts MATCH ? AND {clause} ORDER BY rank, steps_fts.rowid LIMIT ?"
+)
+"""Every match ranked, ties by rowid as ``Store.search_page`` breaks them: the exact page."""
+
 CASES = (
     ("stove", EpisodeFilter()),
     ("thermometer", EpisodeFilter()),
     ("stove --failed --family boil", EpisodeFilter(outcome="failed", family="boil")),
+    ("stove --family boil", EpisodeFilter(family="boil")),
+    ("stove --batch bench-0", EpisodeFilter(batch="bench-0")),
+    ("stove --batch bench-1000", EpisodeFilter(batch="bench-1000")),
+    ("stove --failed", EpisodeFilter(outcome="failed")),
 )
 
 
@@ -53,11 +68,16 @@ def cpu_ms(work: Callable[[], object], repeat: int) -> float:
 
 
 def grow(store: Store, folder: Path, start: int, stop: int) -> None:
-    """Import episodes ``start`` to ``stop`` (exclusive) of the synthetic set."""
+    """Import episodes ``start`` to ``stop`` (exclusive) of the synthetic set, as batch
+    ``bench-<start>``."""
     path = folder / f"episodes-{start}.jsonl"
     with open(path, "w") as handle:
         for number in range(start, stop):
-            handle.write(json.dumps(_synthetic.episode_line(number, n_steps=2)) + "\n")
+            line = _synthetic.episode_line(number, n_steps=2)
+            line["batch"]["id"] = line["batch"]["name"] = line["episode"]["batch_id"] = (
+                f"bench-{start}"
+            )
+            handle.write(json.dumps(line) + "\n")
     import_paths(store, [path])
 
 
@@ -67,9 +87,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    print("episodes  query                          matches  first page  full rank  ratio")
+    print("episodes  query                          matches  first page  full rank  ratio   page")
     with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "search.db") as store:
-        held, every_step_ms = 0, 0.0
+        held, slowest = 0, (0.0, "")
         for size in sizes:
             grow(store, Path(tmp), held, size)
             held = size
@@ -90,17 +110,25 @@ def main() -> None:
                     ).fetchall(),
                     args.repeat,
                 )
-                if label == CASES[0][0]:
-                    every_step_ms = new_ms
+                if size == sizes[-1]:
+                    slowest = max(slowest, (new_ms, label))
+                exact = [
+                    tuple(r)
+                    for r in store.conn.execute(
+                        f"SELECT {EXACT.format(clause=clause)}", [term, *params, 50]
+                    )
+                ]
+                shown = [(h.episode_id, h.index) for h in page.hits]
+                same = "exact" if shown == exact else f"{len(set(shown) & set(exact))}/50 shared"
                 ranked = "all ranked" if page.ranked_all else f"newest {page.window:,} ranked"
                 print(
                     f"{size:8,}  {label:29}  {matches:7,}  {new_ms:7.1f} ms  {old_ms:6.1f} ms  "
-                    f"{old_ms / new_ms:5.1f}×  ({ranked})"
+                    f"{old_ms / new_ms:5.1f}×  {same:13} ({ranked})"
                 )
-    verdict = "OK" if every_step_ms <= 50 else "BELOW TARGET"
+    verdict = "OK" if slowest[0] <= 50 else "BELOW TARGET"
     print(
-        f"first page at {sizes[-1]:,} episodes, a term in every step: {every_step_ms:.1f} ms CPU "
-        f"(target <= 50 ms) {verdict}"
+        f"slowest first page at {sizes[-1]:,} episodes: {slowest[0]:.1f} ms CPU ({slowest[1]}; "
+        f"target <= 50 ms) {verdict}"
     )
 
 

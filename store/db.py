@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cached_property
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
@@ -150,6 +151,15 @@ RANK_WINDOW = 2000
 _MATCHES_UP_TO = "SELECT count(*) FROM (SELECT 1 FROM steps_fts WHERE steps_fts MATCH ? LIMIT ?)"
 """How many steps match a query, counted up to a bound (reading its matches, not ranking)."""
 
+_NTH_NEWEST = (
+    "SELECT rowid FROM steps_fts WHERE steps_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?"
+)
+"""The rowid of the match that has ``OFFSET`` newer ones (reading matches, not ranking)."""
+
+WALK_MARGIN = 2
+"""A window walked from the matches stops after this many times the matches its filter's
+share should need (then the filter's steps are read first, see :meth:`Store._search_rows`)."""
+
 _FULL_RANK = (
     'SELECT s.episode_id, s."index", s.kind, '
     "snippet(steps_fts, -1, '[', ']', '…', 12) AS snippet "
@@ -161,23 +171,57 @@ _FULL_RANK = (
 ``clause``'s, the page size."""
 
 
-def _window_sql(clause: str) -> str:
+FILTER_FIRST_SHARE = 0.25
+"""Up to this share of the episodes, a filtered search may start from the filter's steps
+(:func:`_window_sql` with ``filter_first``); above it, it starts from the matches."""
+
+FILTER_FIRST_STEPS = 2
+"""... and does when the filter's steps are at most this many times the matches a walk from
+the matches should need (``window / share``): reading a step costs about what walking a match
+does, so long episodes (many steps per episode) leave a moderately narrow filter to the walk."""
+
+
+def _window_sql(clause: str, filter_first: bool = False) -> str:
     """The best of the newest ``window`` matches that pass the filter ``clause`` (FTS5 walks
-    its matches newest first and stops), ranked by bm25, and how many there were; snippets
-    only for the page, read in one pass over the page's rowid range. Parameters: the query,
-    the clause's, the window, the page size, the query again."""
+    its matches newest first and stops), ranked by bm25, and how many there were, up to one
+    more than the window (read, its bm25 too, to tell a window that holds every match from one
+    that does not). Parameters: the query, the lowest rowid to walk to (not with
+    ``filter_first``), the clause's, the window plus one, the window, the page size, the
+    query again.
+
+    Each match is tested against the filter by joining its step and episode, about a
+    microsecond a match, and bm25 is computed only for the matches that pass: cheap while the
+    filter passes most matches. With ``filter_first`` the ids of the filter's steps are read
+    first (through the episode indexes, into one temporary b-tree) and each match is only
+    looked up there, a tenth of that: what a narrow filter on a common word needs, whose
+    window fills only after walking nearly every match. Snippets are made for the page only,
+    in one pass over the page's rowid range, each match there looked up among the page's ids.
+    '+' keeps those rowid tests off the virtual table, which would otherwise be searched once
+    per id (with ``rank``, about a millisecond each: bm25's document counts read again)."""
+    if filter_first:
+        matches = (
+            "  SELECT rowid AS id, rank AS r FROM steps_fts WHERE steps_fts MATCH ? AND +rowid IN ("
+            f"    SELECT s.id FROM episodes e JOIN steps s ON s.episode_id = e.id WHERE {clause})"
+            "  ORDER BY rowid DESC LIMIT ?"
+        )
+    else:
+        matches = (
+            "  SELECT steps_fts.rowid AS id, rank AS r FROM steps_fts"
+            "  JOIN steps s ON s.id = steps_fts.rowid JOIN episodes e ON e.id = s.episode_id"
+            "  WHERE steps_fts MATCH ? AND steps_fts.rowid >= ?"
+            f"  AND {clause} ORDER BY steps_fts.rowid DESC LIMIT ?"
+        )
     return (
-        "WITH matches AS ("
-        "  SELECT steps_fts.rowid AS id, rank AS r FROM steps_fts"
-        "  JOIN steps s ON s.id = steps_fts.rowid JOIN episodes e ON e.id = s.episode_id"
-        f"  WHERE steps_fts MATCH ? AND {clause} ORDER BY steps_fts.rowid DESC LIMIT ?), "
+        f"WITH matches AS MATERIALIZED ({matches}), "
         "page AS MATERIALIZED ("
-        "  SELECT id, r, count(*) OVER () AS n FROM matches ORDER BY r, id LIMIT ?) "
-        'SELECT s.episode_id, s."index", s.kind, '
-        "snippet(steps_fts, -1, '[', ']', '…', 12), page.n "
-        "FROM steps_fts CROSS JOIN page ON page.id = steps_fts.rowid "
-        "CROSS JOIN steps s ON s.id = page.id WHERE steps_fts MATCH ? "
-        "AND steps_fts.rowid BETWEEN (SELECT min(id) FROM page) AND (SELECT max(id) FROM page) "
+        "  SELECT id, r, (SELECT count(*) FROM matches) AS n FROM ("
+        "    SELECT id, r FROM matches ORDER BY id DESC LIMIT ?) ORDER BY r, id LIMIT ?), "
+        "snippets AS MATERIALIZED ("
+        "  SELECT rowid AS id, snippet(steps_fts, -1, '[', ']', '…', 12) AS text FROM steps_fts"
+        "  WHERE steps_fts MATCH ? AND +rowid IN (SELECT id FROM page)"
+        "  AND rowid BETWEEN (SELECT min(id) FROM page) AND (SELECT max(id) FROM page)) "
+        'SELECT s.episode_id, s."index", s.kind, snippets.text, page.n FROM page '
+        "JOIN snippets ON snippets.id = page.id JOIN steps s ON s.id = page.id "
         "ORDER BY page.r, page.id"
     )
 
@@ -203,7 +247,8 @@ class GroupStats:
 class ListedEpisode:
     """What a list of episodes shows: the episode without its metadata, usage and source.
 
-    Reading only these columns is what keeps long failure lists cheap (see ``bench/failure_list.py``).
+    Reading only these columns is what keeps long failure lists cheap (see ``bench/failure_list.py``),
+    and of those only the ones the filter does not fix (:meth:`Store.listing_query`).
     """
 
     id: str
@@ -217,10 +262,27 @@ class ListedEpisode:
 
 
 _EPISODE_COLUMNS = column_names(Episode)
-LISTED_COLUMNS = (
-    "e.id, e.task_id, e.family, e.split, e.agent, e.batch_id, e.n_steps, "
-    "e.outcome_success, e.outcome_score, e.outcome_message"
-)
+_LISTED = (
+    "id", "task_id", "family", "split", "agent", "batch_id", "n_steps",
+    "outcome_success", "outcome_score", "outcome_message",
+)  # fmt: skip
+"""The columns of a :class:`ListedEpisode`, in field order (the outcome's three last)."""
+LISTED_COLUMNS = ", ".join(f"e.{column}" for column in _LISTED)
+_SUCCESS = {"failed": False, "unknown": None, "passed": True}
+"""The ``Outcome.success`` each outcome filter fixes."""
+
+
+@dataclass(frozen=True)
+class ListingQuery:
+    """The SQL of a listing page and how its rows become :class:`ListedEpisode` values."""
+
+    sql: str
+    params: list[Any]
+    fields: Callable[[tuple[Any, ...]], tuple[Any, ...]]
+    """A row (the columns the filter leaves open) to the values of every listed column, in
+    ``_LISTED`` order (the ones the filter fixes filled in)."""
+
+
 _STEP_COLUMNS = column_names(Step)
 _SPAN_COLUMNS = [c for c in column_names(Span) if c != "id"]
 _TRIAGE = "coalesce(e.outcome_success, 0.5)"  # = migrations.TRIAGE_ORDER, so indexes apply
@@ -593,16 +655,47 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         self, where: EpisodeFilter = EpisodeFilter(), limit: int | None = None, offset: int = 0
     ) -> list[ListedEpisode]:
         """Like :meth:`episodes`, but only what a list view shows (much cheaper per row)."""
-        sql, params = self.episode_query(self.scoped(where), limit, offset, columns=LISTED_COLUMNS)
-        return [
-            ListedEpisode(
-                *r[:7],
-                outcome=Outcome(
-                    success=None if r[7] is None else bool(r[7]), score=r[8], message=r[9]
-                ),
+        query = self.listing_query(self.scoped(where), limit, offset)
+        with self._lock:
+            cursor = self.conn.cursor()
+            cursor.row_factory = None  # plain tuples: cheaper than rows, read by position
+            rows = cursor.execute(query.sql, query.params).fetchall()
+        fields = query.fields
+        listed = []
+        for row in rows:
+            *episode, success, score, message = fields(row)
+            success = None if success is None else bool(success)
+            outcome = Outcome(success=success, score=score, message=message)
+            listed.append(ListedEpisode(*episode, outcome=outcome))
+        return listed
+
+    @classmethod
+    def listing_query(
+        cls, where: EpisodeFilter, limit: int | None = None, offset: int = 0
+    ) -> ListingQuery:
+        """What :meth:`listing` runs (public so benchmarks time exactly that): the columns of
+        a :class:`ListedEpisode` that ``where`` does not fix, since reading the page's values
+        into Python is most of what a page costs (``ls --failed`` does not read the outcome,
+        ``--family`` not the family)."""
+        fixed: dict[str, Any] = {
+            column: value
+            for column, value in (
+                ("family", where.family),
+                ("agent", where.agent),
+                ("split", where.split),
+                ("task_id", where.task),
             )
-            for r in self._rows(sql, params)
-        ]
+            if value is not None
+        }
+        if where.outcome is not None:
+            fixed["outcome_success"] = _SUCCESS[where.outcome]
+        read = [column for column in _LISTED if column not in fixed]
+        columns = ", ".join(f"e.{column}" for column in read)
+        sql, params = cls.episode_query(where, limit, offset, columns=columns)
+        constants = tuple(fixed.values())
+        places = [read.index(c) if c in read else len(read) + list(fixed).index(c) for c in _LISTED]
+        pick = itemgetter(*places)
+        return ListingQuery(sql, params, lambda row: pick(row + constants))
 
     @staticmethod
     def episode_query(
@@ -693,9 +786,13 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         Ranking every match costs time in proportion to their number (a word in every step
         of 50,000 episodes: about 150 ms); so when there are more than ``window`` matches,
         the newest ``window`` that pass the filter are ranked (FTS5 reads its matches in rowid
-        order and stops there), a few milliseconds. A query that is not valid FTS5 syntax is
-        searched as a quoted phrase instead. Inside a transaction that inserts episodes, their
-        steps are searchable once it commits.
+        order and stops there), a few milliseconds. A narrow filter (at most
+        :data:`FILTER_FIRST_SHARE` of the episodes, and not too many steps, see
+        :data:`FILTER_FIRST_STEPS`) on a common word reads the filter's steps first and walks
+        the matches only to test them against those (see :func:`_window_sql`): its window
+        holds every match it leaves unless they are more than ``window``. A query that is not valid FTS5 syntax is searched as a quoted phrase
+        instead. Inside a transaction that inserts episodes, their steps are searchable once
+        it commits.
         """
         where = self.scoped(where)
         clause, params = where.where()
@@ -706,24 +803,60 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         everything = self.count_episodes(EpisodeFilter(workspace=where.workspace))
         share = self.count_episodes(where) / everything if everything else 1.0
         bound = math.ceil(window / share) if share else 0
+        if share == 0:
+            return SearchPage([], ranked_all=True, window=window)
+        filter_first = False
+        if share <= FILTER_FIRST_SHARE:
+            # the filter's steps, estimated from the highest step id
+            steps = share * self._rows("SELECT coalesce(max(id), 0) FROM steps")[0][0]
+            filter_first = steps <= FILTER_FIRST_STEPS * bound
+            if filter_first:
+                # ranking every match costs about what reading the filter's steps does when
+                # the matches are no more than those steps
+                bound = min(bound, math.ceil(steps))
         try:
-            rows, ranked_all = self._search_rows(query, clause, params, limit, window, bound)
+            rows, ranked_all = self._search_rows(
+                query, clause, params, limit, window, bound, filter_first
+            )
         except sqlite3.OperationalError:
             phrase = '"' + query.replace('"', '""') + '"'
-            rows, ranked_all = self._search_rows(phrase, clause, params, limit, window, bound)
+            rows, ranked_all = self._search_rows(
+                phrase, clause, params, limit, window, bound, filter_first
+            )
         hits = [SearchHit(r[0], r[1], r[2], r[3]) for r in rows]
         return SearchPage(hits, ranked_all=ranked_all, window=window)
 
     def _search_rows(
-        self, query: str, clause: str, params: list[Any], limit: int, window: int, bound: int
+        self,
+        query: str,
+        clause: str,
+        params: list[Any],
+        limit: int,
+        window: int,
+        bound: int,
+        filter_first: bool = False,
     ) -> tuple[list[sqlite3.Row], bool]:
         """A search's rows and whether every match was ranked: FTS5's own ranked order when
         at most ``bound`` steps match (it ranks them all, then the joins and snippets run only
-        for the page), else the best of the newest ``window`` that pass the filter."""
+        for the page), else the best of the newest ``window`` that pass the filter.
+
+        That window is found from the filter's steps with ``filter_first`` (see
+        :func:`_window_sql`), else from the matches, walking at most :data:`WALK_MARGIN`
+        times ``bound`` of them (what the filter's share should need): when the filter's
+        episodes are mostly older than that (an old batch), the walk stops there and the
+        window is found from the filter's steps after all, which costs less than walking on.
+        """
         if self._rows(_MATCHES_UP_TO, (query, bound + 1))[0][0] <= bound:
             return self._rows(_FULL_RANK.format(clause=clause), [query, *params, limit]), True
-        rows = self._rows(_window_sql(clause), [query, *params, window, limit, query])
-        return rows, not rows or rows[0][4] < window
+        tail = [window + 1, window, limit, query]
+        if not filter_first:
+            floor = self._rows(_NTH_NEWEST, (query, WALK_MARGIN * bound - 1))
+            lowest = floor[0][0] if floor else 0
+            rows = self._rows(_window_sql(clause), [query, lowest, *params, *tail])
+            if not floor or (rows and rows[0][4] > window):
+                return rows, not rows or rows[0][4] <= window
+        rows = self._rows(_window_sql(clause, filter_first=True), [query, *params, *tail])
+        return rows, not rows or rows[0][4] <= window
 
     # -- spans ----------------------------------------------------------------------------
 

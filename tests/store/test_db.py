@@ -268,6 +268,33 @@ def test_listing_reads_only_list_columns_in_the_same_order(store):
     assert store.listing(EpisodeFilter(outcome="failed", family="melt"))[0].id == "f1"
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        EpisodeFilter(outcome="failed"),
+        EpisodeFilter(outcome="passed", agent="b"),
+        EpisodeFilter(outcome="unknown"),
+        EpisodeFilter(family="melt", task="sw:melt", split="train"),
+        EpisodeFilter(outcome="failed", family="boil", batch="first"),
+    ],
+)
+def test_a_listing_fills_in_what_its_filter_fixes_instead_of_reading_it(store, where):
+    for number, success in enumerate([True, True, None, False, False, None]):
+        family, agent = ("melt", "b") if number % 2 else ("boil", "a")
+        add(store, f"e{number}", success, family=family, agent=agent)
+    full = store.episodes(where)
+    listed = store.listing(where)
+    assert [e.id for e in listed] == [e.id for e in full] and full
+    fields = ("task_id", "family", "split", "agent", "batch_id", "n_steps", "outcome")
+    for shown, episode in zip(listed, full, strict=True):
+        assert all(getattr(shown, f) == getattr(episode, f) for f in fields), shown
+        assert type(shown.outcome.success) is type(episode.outcome.success)
+    assert store.listing(where, limit=1, offset=1) == listed[1:2]
+    read = store.listing_query(store.scoped(where)).sql.split(" FROM ")[0]
+    for column, value in (("family", where.family), ("outcome_success", where.outcome)):
+        assert (f"e.{column}" in read) == (value is None)
+
+
 def test_replays_can_be_left_out_of_a_filter(store):
     from store import Batch, Episode, EpisodeFilter, Outcome, Task
 
