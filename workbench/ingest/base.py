@@ -232,20 +232,37 @@ def json_items(handle: IO[bytes], prefix: str, buf_size: int) -> Iterator[Any]:
 
 def built(events: Iterator[tuple[str, Any]], event: str, value: Any) -> Any:
     """The container opened by ``event`` (ijson's ``basic_parse`` events), built from the
-    events up to its end, refusing values nested more than :data:`MAX_DEPTH` deep."""
-    builder = ijson.ObjectBuilder()
-    builder.event(event, value)
-    depth = 1
+    events up to its end, refusing values nested more than :data:`MAX_DEPTH` deep.
+
+    What ``ijson.ObjectBuilder`` builds (a repeated key keeps its last value), without its
+    three Python calls per event: the containers still open are kept on a stack, and each
+    value goes into the innermost under the key just read.
+    """
+    root: Any = {} if event == "start_map" else []
+    stack = [root]
+    top, key = root, None
     for event, value in events:
-        builder.event(event, value)
-        if event in _OPENS:
-            depth += 1
-            if depth > MAX_DEPTH:
+        if event == "map_key":
+            key = value
+        elif event == "start_map" or event == "start_array":
+            if len(stack) >= MAX_DEPTH:
                 raise ijson.JSONError(TOO_DEEP)
-        elif event in _CLOSES:
-            depth -= 1
-            if not depth:
-                return builder.value
+            opened: Any = {} if event == "start_map" else []
+            if type(top) is list:
+                top.append(opened)
+            else:
+                top[key] = opened
+            stack.append(opened)
+            top = opened
+        elif event == "end_map" or event == "end_array":
+            stack.pop()
+            if not stack:
+                return root
+            top = stack[-1]
+        elif type(top) is list:
+            top.append(value)
+        else:
+            top[key] = value
     raise ijson.IncompleteJSONError("premature end of the JSON document")
 
 
