@@ -56,11 +56,14 @@ from pydantic import ValidationError
 
 from store import Episode, Outcome, Step, Task, Usage
 from workbench.ingest.base import (
+    BOM,
+    WHOLE_JSON,
     IngestError,
     ParsedEpisode,
     ReadContext,
     built,
     json_items,
+    json_members,
     text_of,
     validation_error,
 )
@@ -255,6 +258,10 @@ def _member_json(ctx: ReadContext, archive: zipfile.ZipFile, info: zipfile.ZipIn
 
 
 def _read_json(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
+    members = _whole_json(ctx)
+    if members is not None:
+        yield from _json_samples(ctx, members)
+        return
     header = _json_header(ctx)
     count = 0
     with ctx.open() as handle:
@@ -271,6 +278,45 @@ def _read_json(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
             ) from None
 
 
+def _whole_json(ctx: ReadContext) -> list[tuple[str, Any]] | None:
+    """The log's top-level members, parsed whole (:func:`~workbench.ingest.base.json_members`)
+    when it is small enough and plain; ``None``: it is streamed."""
+    data = ctx.content
+    if data is None:
+        if ctx.path.stat().st_size > WHOLE_JSON:
+            return None
+        data = ctx.path.read_bytes()
+    members = json_members(data.removeprefix(BOM))
+    if members is None or any(k == "samples" and type(v) is not list for k, v in members):
+        return None  # (the streaming reader takes an object's "item" for a sample)
+    return members
+
+
+def _json_samples(
+    ctx: ReadContext, members: list[tuple[str, Any]]
+) -> Iterator[ParsedEpisode | IngestError]:
+    """What :func:`_read_json` reads from the members of a log parsed whole: the same
+    header (the members before ``samples``), the same samples (those of every ``samples``
+    list, in order), the same errors."""
+    header: dict[str, Any] = {}
+    for key, value in members:
+        if key == "samples":
+            break
+        header[key] = value
+    _check_header(ctx, header)
+    count = 0
+    for key, samples in members:
+        if key != "samples":
+            continue
+        for k in range(len(samples)):
+            sample, samples[k] = samples[k], None  # (each freed once read)
+            try:
+                yield _episode(ctx, header, sample, f"record {count}", f"samples.{count}")
+            except IngestError as error:
+                yield error
+            count += 1
+
+
 def _json_header(ctx: ReadContext) -> dict[str, Any]:
     """Every top-level value before ``samples``, read in a first, uncounted pass."""
     with ctx.open(ctx.path) as handle:
@@ -282,6 +328,10 @@ def _json_header(ctx: ReadContext) -> dict[str, Any]:
             raise ctx.error("", "", f"invalid JSON: {_first_line(error)}") from None
     if header is None:
         raise ctx.error("", "", "expected a JSON object (an Inspect EvalLog)")
+    return _check_header(ctx, header)
+
+
+def _check_header(ctx: ReadContext, header: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(header.get("eval"), dict):
         raise ctx.error("", "eval", "field required before 'samples': not an Inspect log")
     return header
