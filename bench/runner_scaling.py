@@ -18,6 +18,7 @@ simulator listed what the agent saw in another order (its JVM's history: see
 :data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
 
     python bench/runner_scaling.py [--episodes 400] [--executor local|ray|both] [--defaults]
+        [--gold FILE]
 """
 
 from __future__ import annotations
@@ -142,16 +143,20 @@ def digest(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def with_gold_paths(config: RunConfig, folder: Path) -> Path:
+def with_gold_paths(config: RunConfig, folder: Path, kept: Path | None = None) -> Path:
     """A database holding the gold paths of every task ``config`` plays, made unmeasured
     (one step per episode): each measured run starts from a copy, so none pays for the
     simulator's gold-path search, and all follow the same gold paths (the search is not
-    deterministic) — their actions and outcomes can then be compared."""
-    path = folder / "gold.db"
+    deterministic) — their actions and outcomes can then be compared. With ``kept``, that
+    database is made there once and topped up for the tasks of later plans."""
+    path = kept or folder / "gold.db"
     with Store(path) as store, LocalPool(1) as executor:
         warm = config.model_copy(update={"step_limit": 1})
-        run_batch(store, warm, batch="gold", executor=executor)
-    return path
+        batch = f"gold-{digest(warm.model_dump(mode='json'))}"
+        run_batch(store, warm, batch=batch, executor=executor)
+    if kept is not None:
+        shutil.copy(kept, folder / "gold.db")
+    return folder / "gold.db"
 
 
 def measure(
@@ -242,6 +247,9 @@ def main() -> None:
     parser.add_argument(
         "--defaults", action="store_true", help="also run with the JVM's default options"
     )
+    parser.add_argument(
+        "--gold", type=Path, help="keep the gold paths' database here and reuse it next time"
+    )
     args = parser.parse_args()
     config = RunConfig(families=args.families.split(","), episodes=args.episodes, seed=11)
     variants = {"ours": " ".join(JVM_OPTIONS)}
@@ -249,7 +257,7 @@ def main() -> None:
         variants["defaults"] = ""
     print(f"{args.episodes} episodes of {args.families}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        gold, every = with_gold_paths(config, Path(tmp)), []
+        gold, every = with_gold_paths(config, Path(tmp), args.gold), []
         for name, options in variants.items():
             os.environ[JVM_OPTIONS_VARIABLE] = options
             print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")

@@ -5,11 +5,14 @@ Ray address that answers nothing is one line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +40,34 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def _start_head(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """``ray start --block`` in a process group of its own (Ray's head processes join it),
+    returned once Ray says it runs; with what it said, if it ended before."""
+    head = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    said = []
+    for line in head.stdout:
+        said.append(line)
+        if "Ray runtime started" in line:
+            threading.Thread(target=head.stdout.read, daemon=True).start()  # keep it flowing
+            return head, ""
+    head.wait()
+    return head, "".join(said)
+
+
+def _stop_head(head: subprocess.Popen) -> None:
+    """End the head's process group: this test's Ray only, never another's on the machine
+    (``ray stop`` ends every Ray instance of the machine, a helper's benchmark too)."""
+    for signal_number in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal_number)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(timeout=60)
+            return
+
+
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory) -> Iterator[str]:
     """A Ray head node on 127.0.0.1 with two CPUs; yields its address."""
@@ -46,21 +77,21 @@ def ray_cluster(tmp_path_factory) -> Iterator[str]:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     temp = tmp_path_factory.mktemp("ray")
     start = [
-        str(RAY), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}",
+        str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
         "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
         f"--temp-dir={temp}",
     ]  # fmt: skip
     for _ in range(3):  # Ray gives its raylet 30 s to start: a loaded machine may need more
-        started = subprocess.run(start, env=env, capture_output=True, text=True)
-        if started.returncode == 0:
+        head, failed = _start_head(start, env)
+        if not failed:
             break
-        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True)
-    assert started.returncode == 0, started.stderr[-2000:]
+        _stop_head(head)
+    assert not failed, failed[-2000:]
     os.environ["RAY_AUTH_MODE"] = "disabled"
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True)
+        _stop_head(head)
         shutil.rmtree(temp, ignore_errors=True)
 
 
