@@ -18,7 +18,7 @@ simulator listed what the agent saw in another order (its JVM's history: see
 :data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
 
     python bench/runner_scaling.py [--episodes 400] [--executor local|ray|both] [--defaults]
-        [--gold FILE]
+        [--gold FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -90,9 +90,11 @@ class Usage:
         for process in self.me.children(recursive=True):
             try:
                 with process.oneshot():
-                    times = process.cpu_times()
-                    self.seen[process.pid] = times.user + times.system
-                    self.kinds[process.pid] = kind(process)
+                    times, what = process.cpu_times(), kind(process)
+                    self.seen[process.pid], self.kinds[process.pid] = (
+                        times.user + times.system,
+                        what,
+                    )
                     if process.name() == "java":
                         self.threads = max(self.threads, process.num_threads())
             except psutil.Error:  # it ended between the listing and the read
@@ -250,6 +252,7 @@ def main() -> None:
     parser.add_argument(
         "--gold", type=Path, help="keep the gold paths' database here and reuse it next time"
     )
+    parser.add_argument("--keep", type=Path, help="keep every run's database in this folder")
     args = parser.parse_args()
     config = RunConfig(families=args.families.split(","), episodes=args.episodes, seed=11)
     variants = {"ours": " ".join(JVM_OPTIONS)}
@@ -257,7 +260,9 @@ def main() -> None:
         variants["defaults"] = ""
     print(f"{args.episodes} episodes of {args.families}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        gold, every = with_gold_paths(config, Path(tmp), args.gold), []
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        gold, every = with_gold_paths(config, folder, args.gold), []
         for name, options in variants.items():
             os.environ[JVM_OPTIONS_VARIABLE] = options
             print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
