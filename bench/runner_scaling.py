@@ -3,16 +3,22 @@ the local pool against Ray, with the simulator's JVM options against the JVM's d
 
 Every run plays the same plan (the scripted agent on real ScienceWorld tasks) into a copy of
 one database holding the plan's gold paths (made first, unmeasured: the simulator's search for
-them is costly and not deterministic), so every run follows the same routes and worker
-start-up (one JVM each) is paid in each. CPU is this process's plus every
-process under it (pool workers, Ray's processes, their JVMs), read from ``/proc`` while they
-live; per episode it does not depend on how loaded the machine is, wall-clock rates do. Prints
-per run the rate, CPU per episode and the JVMs' threads, then the parallel efficiency
-rate(K) / (K · rate(1)) (target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray
-instance started here with K CPUs) against one local worker, the CPU per episode against one
-worker's, and in how many episodes each run played other actions or outcomes than the first.
+them is costly and not deterministic), so every run follows the same routes. Each run starts
+its own workers, and their start-up (a process, its imports, one JVM, the first world loaded)
+is included in its rate and CPU: it is measured first and printed per worker (a local worker,
+a Ray actor), and the default 400 episodes make it a few percent of a run (at 48 episodes it
+dominated). CPU is this process's plus every process under it (pool workers, Ray's processes,
+their JVMs), read from ``/proc`` while they live, and printed by kind of process; per episode
+it does not depend on how loaded the machine is, wall-clock rates do. Prints per run the rate,
+CPU per episode and the JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1))
+(target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray instance started here
+with K CPUs) against one local worker, the CPU per episode against one worker's, and which
+episodes each run played with other actions or outcomes than the first — and in how many the
+simulator listed what the agent saw in another order (its JVM's history: see
+:data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
 
-    python bench/runner_scaling.py [--episodes 48] [--executor local|ray|both] [--defaults]
+    python bench/runner_scaling.py [--episodes 400] [--executor local|ray|both] [--defaults]
+        [--gold FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -51,6 +57,23 @@ class Run:
     """Threads of one JVM at the end (the largest)."""
     played: dict[str, str]
     """Each episode's actions and outcome (as JSON), by id."""
+    seen: dict[str, str]
+    """A digest of each episode's observations, by id."""
+    kinds: dict[str, float]
+    """CPU seconds per episode by kind of process (:func:`kind`)."""
+    elapsed: float
+    """Wall-clock seconds of the run."""
+
+
+def kind(process: psutil.Process) -> str:
+    """What a process under the bench is: ``jvm`` (a simulator), ``worker`` (a pool worker or
+    a Ray actor, which drives one), ``ray`` (Ray's own: raylet, GCS, agents, idle workers)."""
+    name = process.name()
+    if name == "java":
+        return "jvm"
+    if name.startswith("ray::EpisodeWorker") or "multiprocessing" in " ".join(process.cmdline()):
+        return "worker"
+    return "ray"
 
 
 class Usage:
@@ -58,6 +81,7 @@ class Usage:
 
     def __init__(self, every: float = 0.2) -> None:
         self.every, self.seen, self.threads = every, {}, 0
+        self.kinds: dict[int, str] = {}
         self.me = psutil.Process()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -66,8 +90,11 @@ class Usage:
         for process in self.me.children(recursive=True):
             try:
                 with process.oneshot():
-                    times = process.cpu_times()
-                    self.seen[process.pid] = times.user + times.system
+                    times, what = process.cpu_times(), kind(process)
+                    self.seen[process.pid], self.kinds[process.pid] = (
+                        times.user + times.system,
+                        what,
+                    )
                     if process.name() == "java":
                         self.threads = max(self.threads, process.num_threads())
             except psutil.Error:  # it ended between the listing and the read
@@ -89,8 +116,11 @@ class Usage:
             self._stop.set()
             self._thread.join()
             self._read()
-            self.total = time.process_time() - own
-            self.total += sum(cpu - before.get(pid, 0.0) for pid, cpu in self.seen.items())
+            self.by_kind = {"driver": time.process_time() - own}
+            for pid, cpu in self.seen.items():
+                name = self.kinds[pid]
+                self.by_kind[name] = self.by_kind.get(name, 0.0) + cpu - before.get(pid, 0.0)
+            self.total = sum(self.by_kind.values())
 
 
 def played(store: Store, batch: str) -> dict[str, str]:
@@ -103,23 +133,37 @@ def played(store: Store, batch: str) -> dict[str, str]:
     }
 
 
-def digest(run: Run) -> str:
-    return hashlib.sha256(json.dumps(sorted(run.played.items())).encode()).hexdigest()[:12]
+def seen(store: Store, batch: str) -> dict[str, str]:
+    """A digest of what every episode of ``batch`` observed."""
+    return {
+        e.id: digest([s.observation for s in store.steps(e.id)])
+        for e in store.episodes(EpisodeFilter(batch=batch))
+    }
 
 
-def with_gold_paths(config: RunConfig, folder: Path) -> Path:
+def digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def with_gold_paths(config: RunConfig, folder: Path, kept: Path | None = None) -> Path:
     """A database holding the gold paths of every task ``config`` plays, made unmeasured
     (one step per episode): each measured run starts from a copy, so none pays for the
     simulator's gold-path search, and all follow the same gold paths (the search is not
-    deterministic) — their actions and outcomes can then be compared."""
-    path = folder / "gold.db"
+    deterministic) — their actions and outcomes can then be compared. With ``kept``, that
+    database is made there once and topped up for the tasks of later plans."""
+    path = kept or folder / "gold.db"
     with Store(path) as store, LocalPool(1) as executor:
         warm = config.model_copy(update={"step_limit": 1})
-        run_batch(store, warm, batch="gold", executor=executor)
-    return path
+        batch = f"gold-{digest(warm.model_dump(mode='json'))}"
+        run_batch(store, warm, batch=batch, executor=executor)
+    if kept is not None:
+        shutil.copy(kept, folder / "gold.db")
+    return folder / "gold.db"
 
 
-def measure(label: str, config: RunConfig, executor: Closing, gold: Path) -> Run:
+def measure(
+    label: str, config: RunConfig, executor: Closing, gold: Path, *, quiet: bool = False
+) -> Run:
     """Play ``config`` on ``executor`` into a copy of the ``gold`` database, measured."""
     path = gold.with_name(f"{label.replace(' ', '-')}.db")
     shutil.copy(gold, path)
@@ -130,25 +174,40 @@ def measure(label: str, config: RunConfig, executor: Closing, gold: Path) -> Run
             report = run_batch(store, config, batch="bench", executor=executor)
             elapsed = time.perf_counter() - started
         assert report.finished == config.episodes, report
+        n = config.episodes
         run = Run(
             label,
-            config.episodes / elapsed * 60,
-            usage.total / config.episodes,
+            n / elapsed * 60,
+            usage.total / n,
             usage.threads,
             played(store, "bench"),
+            seen(store, "bench"),
+            {name: cpu / n for name, cpu in sorted(usage.by_kind.items())},
+            elapsed,
         )
-    print(
-        f"  {label:22}: {run.rate:6.1f} episodes/min  {run.cpu:5.2f} s CPU/episode  "
-        f"JVM threads {run.jvm_threads:3}  played {digest(run)}",
-        flush=True,
-    )
+    if not quiet:
+        kinds = ", ".join(f"{name} {cpu:.3f}" for name, cpu in run.kinds.items())
+        print(
+            f"  {label:22}: {run.rate:6.1f} episodes/min  {run.cpu:5.3f} s CPU/episode "
+            f"({kinds})  JVM threads {run.jvm_threads:3}  played "
+            f"{digest(sorted(run.played.items()))}  load {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
     return run
 
 
+def start_up(label: str, config: RunConfig, executor: Closing, gold: Path, steady: Run) -> str:
+    """What starting one worker costs: one episode on a fresh ``executor``, less what an
+    episode costs once it runs (``steady``)."""
+    one = measure(label, config.model_copy(update={"episodes": 1}), executor, gold, quiet=True)
+    wall = one.elapsed - steady.elapsed / len(steady.played)
+    return f"{label}: {wall:.1f} s wall, {one.cpu - steady.cpu:.1f} s CPU"
+
+
 @contextmanager
-def local_ray(workers: int, options: str) -> Iterator[Callable[[], RayExecutor]]:
+def local_ray(workers: int, options: str) -> Iterator[Callable[[int], RayExecutor]]:
     """A Ray instance started here with ``workers`` CPUs (its start-up outside the runs), its
-    workers' simulators started with JVM ``options``."""
+    workers' simulators started with JVM ``options``; yields a maker of executors on it."""
     import ray
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
@@ -167,7 +226,7 @@ def local_ray(workers: int, options: str) -> Iterator[Callable[[], RayExecutor]]
             if attempt == 2:
                 raise
     try:
-        yield lambda: RayExecutor(workers=workers)
+        yield lambda actors: RayExecutor(workers=actors)
     finally:
         ray.shutdown()
 
@@ -176,12 +235,12 @@ def efficiency(many: Run, one: Run, workers: int) -> str:
     value = many.rate / (workers * one.rate)
     verdict = "OK" if value >= 0.8 else "BELOW TARGET"
     cpu = many.cpu / one.cpu
-    return f"{value:.2f} (target >= 0.8) {verdict}; CPU per episode x{cpu:.2f} of 1 worker"
+    return f"{value:.2f} (target >= 0.8) {verdict}; CPU per episode x{cpu:.2f} of 1 worker's"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=48)
+    parser.add_argument("--episodes", type=int, default=400)
     parser.add_argument("--families", default="use-thermometer,find-living-thing")
     parser.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="K (default: cores)"
@@ -190,6 +249,10 @@ def main() -> None:
     parser.add_argument(
         "--defaults", action="store_true", help="also run with the JVM's default options"
     )
+    parser.add_argument(
+        "--gold", type=Path, help="keep the gold paths' database here and reuse it next time"
+    )
+    parser.add_argument("--keep", type=Path, help="keep every run's database in this folder")
     args = parser.parse_args()
     config = RunConfig(families=args.families.split(","), episodes=args.episodes, seed=11)
     variants = {"ours": " ".join(JVM_OPTIONS)}
@@ -197,12 +260,14 @@ def main() -> None:
         variants["defaults"] = ""
     print(f"{args.episodes} episodes of {args.families}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
-        gold, every = with_gold_paths(config, Path(tmp)), []
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        gold, every = with_gold_paths(config, folder, args.gold), []
         for name, options in variants.items():
             os.environ[JVM_OPTIONS_VARIABLE] = options
             print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
             one = measure(f"{name} 1 worker", config, LocalPool(1), gold)
-            runs = [one]
+            runs, costs = [one], [start_up("a local worker", config, LocalPool(1), gold, one)]
             if args.executor in ("local", "both"):
                 pool = measure(
                     f"{name} {args.workers} workers", config, LocalPool(args.workers), gold
@@ -211,16 +276,22 @@ def main() -> None:
                 runs.append(pool)
             if args.executor in ("ray", "both"):
                 with local_ray(args.workers, options) as executor:
-                    ray_run = measure(f"{name} ray {args.workers}", config, executor(), gold)
+                    ray_run = measure(
+                        f"{name} ray {args.workers}", config, executor(args.workers), gold
+                    )
+                    costs.append(start_up("a Ray actor", config, executor(1), gold, ray_run))
                 print(f"  Ray efficiency: {efficiency(ray_run, one, args.workers)}")
                 runs.append(ray_run)
+            print(f"  start-up of one worker, included in every run: {'; '.join(costs)}")
             every += runs
     first = every[0]
     for run in every[1:]:
-        differ = sum(run.played[key] != first.played[key] for key in first.played)
+        differ = [key for key in first.played if run.played[key] != first.played[key]]
+        reordered = sum(run.seen[key] != first.seen[key] for key in first.seen)
         print(
-            f"{run.label} played differently from {first.label}: {differ} of "
-            f"{len(first.played)} episodes"
+            f"{run.label} played differently from {first.label}: {len(differ)} of "
+            f"{len(first.played)} episodes {' '.join(differ[:5])}; saw something else (the "
+            f"simulator's JVM history) in {reordered}"
         )
     print("(wall-clock rates and efficiency need an idle machine; CPU per episode does not)")
 

@@ -938,6 +938,12 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         """The keys of every stored reference solution."""
         return [row[0] for row in self._rows("SELECT key FROM gold_paths ORDER BY key")]
 
+    def forget_gold_paths(self) -> None:
+        """Drop every stored reference solution (a remote worker's scratch database, between
+        jobs: each job brings the ones its own database keeps)."""
+        with self.transaction():
+            self.conn.execute("DELETE FROM gold_paths")
+
     def put_gold_path(self, key: str, actions: list[str]) -> list[str]:
         """Keep the first reference solution stored for ``key`` and return it.
 

@@ -5,11 +5,15 @@ Ray address that answers nothing is one line."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import threading
+from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +26,10 @@ from workbench.executors import (
     ExecutorUnavailable,
     LocalPool,
     RayExecutor,
+    _Flight,
     make_executor,
 )
-from workbench.runner import AgentSpec, RunConfig, run_batch
+from workbench.runner import AgentSpec, EpisodeJob, PlannedEpisode, Played, RunConfig, run_batch
 
 RAY = Path(sys.executable).with_name("ray")
 
@@ -33,6 +38,34 @@ def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _start_head(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """``ray start --block`` in a process group of its own (Ray's head processes join it),
+    returned once Ray says it runs; with what it said, if it ended before."""
+    head = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    said = []
+    for line in head.stdout:
+        said.append(line)
+        if "Ray runtime started" in line:
+            threading.Thread(target=head.stdout.read, daemon=True).start()  # keep it flowing
+            return head, ""
+    head.wait()
+    return head, "".join(said)
+
+
+def _stop_head(head: subprocess.Popen) -> None:
+    """End the head's process group: this test's Ray only, never another's on the machine
+    (``ray stop`` ends every Ray instance of the machine, a helper's benchmark too)."""
+    for signal_number in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal_number)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(timeout=60)
+            return
 
 
 @pytest.fixture(scope="module")
@@ -44,21 +77,21 @@ def ray_cluster(tmp_path_factory) -> Iterator[str]:
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
     temp = tmp_path_factory.mktemp("ray")
     start = [
-        str(RAY), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}",
+        str(RAY), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={port}",
         "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats",
         f"--temp-dir={temp}",
     ]  # fmt: skip
     for _ in range(3):  # Ray gives its raylet 30 s to start: a loaded machine may need more
-        started = subprocess.run(start, env=env, capture_output=True, text=True)
-        if started.returncode == 0:
+        head, failed = _start_head(start, env)
+        if not failed:
             break
-        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True)
-    assert started.returncode == 0, started.stderr[-2000:]
+        _stop_head(head)
+    assert not failed, failed[-2000:]
     os.environ["RAY_AUTH_MODE"] = "disabled"
     try:
         yield f"127.0.0.1:{port}"
     finally:
-        subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True)
+        _stop_head(head)
         shutil.rmtree(temp, ignore_errors=True)
 
 
@@ -89,6 +122,29 @@ def test_a_ray_run_records_the_episodes_a_local_run_records(db_path, ray_cluster
         local, remote = played(store, "local"), played(store, "ray")
     assert len(local) == 4 and local == remote
     assert any(not success for _, success, _ in local.values())  # mistakes were made too
+
+
+@pytest.mark.slow
+def test_a_worker_follows_each_databases_own_reference_solution(tmp_path, ray_cluster):
+    """A worker keeps no reference solution from one job to the next: the one a database
+    keeps is followed even when the worker found another for an earlier database, and a
+    database that keeps none gets the one its own episode found."""
+    config = CONFIG.model_copy(update={"episodes": 1, "agent": AgentSpec(rates={})})
+    with RayExecutor(ray_cluster, workers=1) as executor:
+        with Store(tmp_path / "first.db") as first:
+            run_batch(first, config, executor=executor, batch="b")
+            (key,) = first.gold_path_keys()
+            found = first.gold_path(key)
+        with Store(tmp_path / "own.db") as own:
+            own.put_gold_path(key, ["look", "inventory"])
+            run_batch(own, config, executor=executor, batch="b")
+            (episode,) = own.episodes(EpisodeFilter(batch="b"))
+            followed = [s.action for s in own.steps(episode.id) if s.kind == "action"]
+        with Store(tmp_path / "none.db") as none:
+            run_batch(none, config, executor=executor, batch="b")
+            kept = none.gold_path(key)
+    assert followed == ["look", "inventory"]
+    assert kept == found and found
 
 
 KILLER = """\
@@ -149,17 +205,66 @@ def test_model_calls_made_on_workers_are_logged_in_the_drivers_database(
     assert sorted(episode.metadata["call_ids"]) == sorted(c.id for c in calls)
 
 
+class Handle:
+    """What the driver holds of a Ray actor, as far as sending it jobs goes: ``play.remote``
+    keeps what it was sent and hands back a call reference."""
+
+    def __init__(self) -> None:
+        self.play, self.sent = self, []
+
+    def remote(self, job_json: str, gold_paths: dict[str, list[str]]) -> object:
+        self.sent.append((EpisodeJob.model_validate_json(job_json).planned.id, gold_paths))
+        return object()
+
+
+def _calls(flight: _Flight) -> dict[str, object]:
+    return {job.planned.id: ref for ref, (job, _) in flight.running.items()}
+
+
+def test_jobs_of_a_task_with_no_reference_solution_go_to_one_actor_at_a_time():
+    """Two actors, two jobs each at most: the second episode of a task waits until the
+    first brings back the solution it found, and then goes with it."""
+    jobs = [_job(f"x{i}", variation) for i, variation in enumerate([0, 0, 1])]
+    first, second = Handle(), Handle()
+    flight = _Flight(jobs, [first, second])
+    flight.send()
+    assert sorted(_calls(flight)) == ["x0", "x2"] and [j.planned.id for j in flight.queue] == ["x1"]
+    ref = _calls(flight)["x0"]
+    job, actor = flight.running.pop(ref)
+    key = job.planned.task.task_id(job.config.env)
+    flight.done(job, actor, ref, Played(task={}, episode={}, gold_paths={key: ["look"]}))
+    flight.send()
+    assert ("x1", {key: ["look"]}) in first.sent + second.sent and not flight.queue
+
+
+def test_only_the_job_a_dead_actor_was_playing_counts_a_retry():
+    """An actor holds two jobs and dies: the one it was playing is retried once, the one
+    waiting behind it goes back as it was."""
+    jobs = [_job("x0", 0), _job("x1", 1)]
+    only = Handle()
+    flight = _Flight(jobs, [only])
+    flight.send()
+    playing, waiting = _calls(flight)["x0"], _calls(flight)["x1"]
+    for ref in (waiting, playing):  # in whichever order the failures arrive
+        job, actor = flight.running.pop(ref)
+        assert flight.died(actor) == (ref is waiting)  # replaced once
+        assert flight.requeued(job, ref)
+    assert flight.retried == {"x0"}
+    flight.held[Handle()] = deque()
+    flight.send()
+    job, actor = flight.running.pop(ref := _calls(flight)["x0"])
+    assert flight.died(actor) and not flight.requeued(job, ref)  # its second death: lost
+
+
 def test_an_unreachable_ray_address_is_one_line():
     executor = make_executor(ExecutorChoice("ray", address=f"127.0.0.1:{_free_port()}"))
     with pytest.raises(ExecutorUnavailable, match=r"cannot connect to Ray at 127\.0\.0\.1"):
         list(executor.run([_job()]))
 
 
-def _job():
-    from workbench.runner import EpisodeJob, PlannedEpisode
-
+def _job(name: str = "x", variation: int = 0) -> EpisodeJob:
     planned = PlannedEpisode(
-        id="x", family="tw-cooking-level2", variation=0, split="train", trial=0, seed=0
+        id=name, family="tw-cooking-level2", variation=variation, split="train", trial=0, seed=0
     )
     return EpisodeJob(planned=planned, config=CONFIG, batch_id="x")
 

@@ -275,8 +275,9 @@ class RemotePlayer:
     """Plays jobs where the run's database cannot be reached (a Ray worker on any node).
 
     It keeps a scratch database of its own: before each job it receives there the reference
-    solution the driver's database already holds for the job's task (so the episode follows
-    the same canonical path as anywhere else), plays the job against it with a :class:`Player`,
+    solution the driver's database already holds for the job's task, and only that one (so
+    the episode follows the same canonical path as anywhere else, never one an earlier job —
+    of another database, say — left behind), plays the job against it with a :class:`Player`,
     and hands back with the episode what the job left there — the reference solutions its
     world kept and the model calls its agent logged — for the driver to record.
 
@@ -292,12 +293,13 @@ class RemotePlayer:
 
     def play(self, job: EpisodeJob, gold_paths: dict[str, list[str]]) -> Played:
         with Store(self.db_path) as store:
+            store.forget_gold_paths()
             for key, actions in gold_paths.items():
                 store.put_gold_path(key, actions)
-            kept, last_call = set(store.gold_path_keys()), store.last_call_id()
+            last_call = store.last_call_id()
         played = self.player.play(job.model_copy(update={"db_path": self.db_path}))
         with Store(self.db_path) as store:
-            new = [key for key in store.gold_path_keys() if key not in kept]
+            new = [key for key in store.gold_path_keys() if key not in gold_paths]
             played.gold_paths = {key: store.gold_path(key) or [] for key in new}
             played.calls = [c.model_dump(mode="json") for c in store.calls_after(last_call)]
         return played
@@ -313,11 +315,13 @@ class RayExecutor(Closing):
 
     Ray is connected on first use: to ``address`` (``auto`` for the cluster this machine is
     part of, ``ray://host:10001`` for a remote one), or to a Ray instance started here with
-    ``workers`` CPUs when no address is given. Jobs go to idle actors; a job whose actor dies
+    ``workers`` CPUs when no address is given. Each actor holds up to :data:`IN_FLIGHT` jobs
+    (the next one waits there while it plays one). A job whose actor dies while playing it
     (its node lost, its process killed) is retried once on a new actor before it is given
-    back as lost, and since only the caller records episodes, a retried episode is recorded
-    once. Stopping early (the caller closes the iterator, Ctrl-C) kills the actors still
-    playing, so nothing goes on running on the cluster.
+    back as lost — the jobs waiting behind it go back to the queue as they were — and since
+    only the caller records episodes, a retried episode is recorded once. Stopping early (the
+    caller closes the iterator, Ctrl-C) kills the actors still playing, so nothing goes on
+    running on the cluster.
 
     Args:
         address: the Ray cluster; ``None`` starts a local Ray instance.
@@ -364,49 +368,38 @@ class RayExecutor(Closing):
         return _worker_class(ray).remote()
 
     def _pool(self, ray: Any) -> list[Any]:
-        if not self._actors:
-            count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-            self._actors = [self._new_actor(ray) for _ in range(count)]
+        """The actors, started on first use and topped up after a run stopped early."""
+        count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._actors += [self._new_actor(ray) for _ in range(count - len(self._actors))]
         return self._actors
 
     def run(self, jobs: list[EpisodeJob]) -> Iterator[tuple[EpisodeJob, Played | BaseException]]:
         if not jobs:
             return
         ray = self._ray()
-        gold = _known_gold_paths(jobs)
-        queue, retried = deque(jobs), set[str]()
-        idle = list(self._pool(ray))
-        running: dict[Any, tuple[EpisodeJob, Any]] = {}
+        flight = _Flight(jobs, self._pool(ray))
         try:
-            while queue or running:
-                while queue and idle:
-                    job, actor = queue.popleft(), idle.pop()
-                    task = job.planned.task.task_id(job.config.env)
-                    paths = {task: gold[task]} if task in gold else {}
-                    running[actor.play.remote(job.model_dump_json(), paths)] = (job, actor)
-                (ref,), _ = ray.wait(list(running), num_returns=1)
-                job, actor = running.pop(ref)
+            while flight.queue or flight.running:
+                flight.send()
+                (ref,), _ = ray.wait(list(flight.running), num_returns=1)
+                job, actor = flight.running.pop(ref)
                 try:
                     played = ray.get(ref)
                 except ray.exceptions.RayActorError as error:  # the worker is gone
-                    actor = self._replace(ray, actor)
-                    if job.planned.id in retried:
-                        yield job, error
-                    else:
-                        retried.add(job.planned.id)
-                        queue.appendleft(job)
-                    idle.append(actor)
+                    if flight.died(actor):
+                        flight.held[self._replace(ray, actor)] = deque()
+                    if flight.requeued(job, ref):
+                        continue
+                    yield job, error
                     continue
                 except ray.exceptions.RayTaskError as error:
-                    idle.append(actor)
+                    flight.done(job, actor, ref)
                     yield job, _cause(error)
                     continue
-                idle.append(actor)
-                for key, actions in played.gold_paths.items():
-                    gold.setdefault(key, actions)
+                flight.done(job, actor, ref, played)
                 yield job, played
         finally:  # stopped early: nothing keeps playing on the cluster
-            for _, actor in running.values():
+            for actor in {actor for _, actor in flight.running.values()} & set(flight.held):
                 self._replace(ray, actor, start=False)
 
     def _replace(self, ray: Any, actor: Any, *, start: bool = True) -> Any:
@@ -459,6 +452,90 @@ def _known_gold_paths(jobs: list[EpisodeJob]) -> dict[str, list[str]]:
     with Store(db_path) as store:
         tasks = {job.planned.task.task_id(job.config.env) for job in jobs}
         return {task: path for task in tasks if (path := store.gold_path(task)) is not None}
+
+
+IN_FLIGHT = 2
+"""Jobs each Ray actor holds at once. An actor plays its calls in order, so with the next job
+already there it starts it as soon as an episode ends, instead of idling while the result
+travels to the driver and the next job comes back."""
+
+
+def _task(job: EpisodeJob) -> str:
+    return job.planned.task.task_id(job.config.env)
+
+
+class _Flight:
+    """One :meth:`RayExecutor.run` under way: the jobs waiting, the calls each actor holds
+    (oldest first: the one it is playing), the reference solutions known so far.
+
+    A job goes with the reference solution of its task when the driver knows one. Jobs of a
+    task with none go to one actor at a time (jobs of other tasks go first meanwhile): the
+    simulator may find another solution on every search, and every episode of a task must
+    follow the one found first — the one the database keeps.
+    """
+
+    def __init__(self, jobs: list[EpisodeJob], actors: list[Any]) -> None:
+        self.queue = deque(jobs)
+        self.gold = _known_gold_paths(jobs)
+        self.held: dict[Any, deque[Any]] = {actor: deque() for actor in actors}
+        self.running: dict[Any, tuple[EpisodeJob, Any]] = {}
+        self.searched: set[str] = set()
+        """Tasks whose reference solution a job in flight is finding."""
+        self.playing: set[Any] = set()
+        """Calls that were being played when their actor died (those behind had not started)."""
+        self.retried: set[str] = set()
+
+    def send(self) -> None:
+        """Give every actor up to :data:`IN_FLIGHT` jobs, the least busy first."""
+        while self.queue:
+            actor = min(self.held, key=lambda a: len(self.held[a]))
+            job = self._next() if len(self.held[actor]) < IN_FLIGHT else None
+            if job is None:
+                return
+            task = _task(job)
+            paths = {task: self.gold[task]} if task in self.gold else {}
+            if not paths:
+                self.searched.add(task)
+            ref = actor.play.remote(job.model_dump_json(), paths)
+            self.held[actor].append(ref)
+            self.running[ref] = (job, actor)
+
+    def _next(self) -> EpisodeJob | None:
+        """The first waiting job whose task's solution no job in flight is finding."""
+        for i, job in enumerate(self.queue):
+            if _task(job) not in self.searched:
+                del self.queue[i]
+                return job
+        return None
+
+    def done(self, job: EpisodeJob, actor: Any, ref: Any, played: Played | None = None) -> None:
+        """``actor`` finished ``job``; keep the reference solutions it found."""
+        self.searched.discard(_task(job))
+        with contextlib.suppress(KeyError, ValueError):
+            self.held[actor].remove(ref)
+        for key, actions in played.gold_paths.items() if played else ():
+            self.gold.setdefault(key, actions)
+
+    def died(self, actor: Any) -> bool:
+        """A call of ``actor`` found it dead: True the first time (it must be replaced). The
+        call it was playing then is the oldest it held."""
+        calls = self.held.pop(actor, None)
+        if calls is None:
+            return False
+        if calls:
+            self.playing.add(calls[0])
+        return True
+
+    def requeued(self, job: EpisodeJob, ref: Any) -> bool:
+        """Put a job whose actor died back in the queue, unless it was being played for the
+        second time: a job that had not started goes back without counting."""
+        self.searched.discard(_task(job))
+        if ref in self.playing:
+            if job.planned.id in self.retried:
+                return False
+            self.retried.add(job.planned.id)
+        self.queue.appendleft(job)
+        return True
 
 
 def _cause(error: Any) -> BaseException:
