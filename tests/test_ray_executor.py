@@ -60,11 +60,11 @@ def _start_head(command: list[str], env: dict[str, str]) -> tuple[subprocess.Pop
 def _stop_head(head: subprocess.Popen) -> None:
     """End the head's process group: this test's Ray only, never another's on the machine
     (``ray stop`` ends every Ray instance of the machine, a helper's benchmark too)."""
-    for signal_number in (signal.SIGTERM, signal.SIGKILL):
+    for signal_number, patience in ((signal.SIGTERM, 10), (signal.SIGKILL, 60)):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(head.pid, signal_number)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            head.wait(timeout=60)
+            head.wait(timeout=patience)
             return
 
 

@@ -23,7 +23,7 @@ REGIMES = ("rules-only", "no-subagent", "no-closure", "no-contract-gate")
 def ablated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     db = tmp_path_factory.mktemp("ablations") / "workbench.db"
     args = ["--db", str(db), "evolve", "--env", "textworld", "--stream-size", "40"]
-    args += ["--every", "20", "--heldout-size", "10", "--name", "t2", "--workers", "1"]
+    args += ["--every", "20", "--heldout-size", "6", "--name", "t2", "--workers", "1"]
     for regime in REGIMES:
         args += ["--regime", regime]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
