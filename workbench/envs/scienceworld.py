@@ -245,15 +245,15 @@ class ScienceWorld:
 def shipped_gold_path(key: str) -> list[str] | None:
     """The gold path :data:`GOLD_FILE` holds for a task key, if it was made for this version
     of the simulator."""
-    document = _shipped_gold()
-    paths = document.get("paths", {}) if document.get("scienceworld_version") == _version() else {}
-    path = paths.get(key)
+    path = _shipped_gold().get(key)
     return list(path) if path is not None else None
 
 
 @cache
-def _shipped_gold() -> dict[str, Any]:
-    return json.loads(GOLD_FILE.read_text())
+def _shipped_gold() -> dict[str, list[str]]:
+    """The file's gold paths by task key, read once; none when made for another version."""
+    document = json.loads(GOLD_FILE.read_text())
+    return document["paths"] if document["scienceworld_version"] == _version() else {}
 
 
 def _version() -> str:

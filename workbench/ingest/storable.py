@@ -47,8 +47,8 @@ def refused(rows: StagedEpisode) -> str | None:
 def misfit(path: str, parsed: ParsedEpisode) -> IngestError | None:
     """The error for an episode whose parts do not fit together (steps numbered other than
     0, 1, 2… or belonging to another episode, spans of another episode), which the database
-    would refuse; None when they fit. The built-in importers never
-    make one; an importer passed from Python may."""
+    would refuse; None when they fit. The built-in importers never make one; an importer
+    passed from Python may."""
     episode = parsed.episode
     where = f"episode {episode.id}"
     for i, step in enumerate(parsed.steps):
