@@ -3,6 +3,7 @@ model client on it."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,11 @@ from tests.llm_server import ChatServer, serve
 from workbench.llm import ChatClient
 
 DATA = Path(__file__).parent / "data"
+
+for _size in ("COLUMNS", "LINES"):
+    os.environ.pop(_size, None)
+"""pytest-xdist's workers inherit ``COLUMNS=80``; rich would fix the CLI console's width to it
+when the console is made, and the listing tests give each command its own terminal width."""
 
 pytest_plugins = ("tests.synthesized",)
 """Real synthesized episodes and examples, built once per session for every test folder."""
