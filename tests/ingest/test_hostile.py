@@ -6,7 +6,10 @@ as it was (see ``tests/ingest/hostile.py``; ``bench/import_fuzz.py`` counts over
 from __future__ import annotations
 
 import json
+import resource
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -195,3 +198,49 @@ def test_the_digest_sees_a_change(base: Path, tmp_path: Path) -> None:
         conn.execute("DELETE FROM sources WHERE rowid = (SELECT max(rowid) FROM sources)")
     conn.close()
     assert digest(copy) != before
+
+
+MEMORY_CAP = 3 << 30
+"""Address space of the child that imports a deeply nested log: far more than it needs, far
+less than the depth² bytes a parser that keeps every level's path would take."""
+
+PEAK_SCRIPT = """
+import sys, tracemalloc
+from pathlib import Path
+from store import Store
+from workbench.ingest import IngestError, import_paths
+tracemalloc.start()
+with Store(":memory:") as store:
+    try:
+        import_paths(store, [Path(sys.argv[1])], format=sys.argv[2] or None)
+    except IngestError as error:
+        print(error)
+print(tracemalloc.get_traced_memory()[1] >> 20)
+"""
+"""Import a file in a fresh process; print the error and the peak of Python's allocations
+in MiB."""
+
+
+@pytest.mark.parametrize("fmt", ["", "inspect"], ids=["detected", "given"])
+@pytest.mark.parametrize("opener", [b"[", b"{"])
+def test_a_json_log_nested_a_hundred_thousand_deep_in_its_header_is_named_in_little_memory(
+    tmp_path: Path, fmt: str, opener: bytes
+) -> None:
+    """An Inspect log's header (the values before ``samples``) is read in a first pass, which
+    must not keep the path of every open level: depth² bytes, 8 GB here before it was fixed."""
+    sample = next(s for s in SAMPLE_FILES if s.format == "inspect")
+    path = tmp_path / sample.path.name
+    path.write_bytes(
+        Mutation("deep", at=1, depth=100_000, value=opener).apply(sample.path.read_bytes())
+    )
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+
+    command = [sys.executable, "-c", PEAK_SCRIPT, str(path), fmt]
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=cap, timeout=600)
+    assert done.returncode == 0, done.stderr
+    message, peak = done.stdout.strip().rsplit("\n", 1)
+    assert str(path) in message
+    assert ("nested too deeply" if fmt else "cannot tell the format") in message
+    assert int(peak) < 256

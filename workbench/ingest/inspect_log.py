@@ -322,7 +322,7 @@ def _json_header(ctx: ReadContext) -> dict[str, Any]:
     with ctx.open(ctx.path) as handle:
         try:
             header = _top_level_before(
-                ijson.parse(handle, use_float=True, buf_size=HEADER_BUFFER), "samples"
+                ijson.basic_parse(handle, use_float=True, buf_size=HEADER_BUFFER), "samples"
             )
         except (ijson.JSONError, ValueError) as error:  # (ValueError: a 4300-digit integer)
             raise ctx.error("", "", f"invalid JSON: {_first_line(error)}") from None
@@ -337,27 +337,27 @@ def _check_header(ctx: ReadContext, header: dict[str, Any]) -> dict[str, Any]:
     return header
 
 
-def _top_level_before(events: Iterator[tuple[str, str, Any]], stop: str) -> dict[str, Any] | None:
-    _, event, _ = next(events, ("", "", None))
+def _top_level_before(events: Iterator[tuple[str, Any]], stop: str) -> dict[str, Any] | None:
+    """The top-level object's members before ``stop``, from ijson's ``basic_parse`` events
+    (``parse`` keeps the path of every open level: a value nested 100,000 deep would take
+    gigabytes); ``None`` when the document is not an object."""
+    event, _ = next(events, ("", None))
     if event != "start_map":
         return None
     header: dict[str, Any] = {}
-    for prefix, event, value in events:
-        if prefix != "" or event != "map_key":
-            break  # the end of the top-level object
-        if value == stop:
-            break
+    for event, value in events:
+        if event != "map_key" or value == stop:
+            break  # the end of the top-level object, or its samples
         header[value] = _build(events)
     return header
 
 
-def _build(events: Iterator[tuple[str, str, Any]]) -> Any:
-    """Build the next complete JSON value from a stream of ijson events."""
-    basic = ((event, value) for _, event, value in events)
-    event, value = next(basic, ("", None))
+def _build(events: Iterator[tuple[str, Any]]) -> Any:
+    """Build the next complete JSON value from a stream of ``basic_parse`` events."""
+    event, value = next(events, ("", None))
     if not event:
         raise ijson.IncompleteJSONError("premature end of the JSON document")
-    return built(basic, event, value) if event in ("start_map", "start_array") else value
+    return built(events, event, value) if event in ("start_map", "start_array") else value
 
 
 def _first_line(error: Exception) -> str:

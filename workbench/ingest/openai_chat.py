@@ -104,6 +104,10 @@ class HeadShape:
 
 HEAD_PREFIX = 1000
 """The longest ijson path :func:`head_shape` follows (the first record's shape is shallow)."""
+HEAD_BUFFER = 1 << 10
+"""Bytes ijson parses at a time in :func:`head_shape`: it makes every event of a chunk, each
+with its path, before the first is seen, so a chunk of 64 KiB nested as deep would hold
+gigabytes of paths."""
 
 
 def head_shape(head: str) -> HeadShape | None:
@@ -113,7 +117,8 @@ def head_shape(head: str) -> HeadShape | None:
     if root is None:
         return None
     shape = HeadShape()
-    events = ijson.parse(io.BytesIO(text.encode("utf-8", "replace")), multiple_values=True)
+    data = io.BytesIO(text.encode("utf-8", "replace"))
+    events = ijson.parse(data, multiple_values=True, buf_size=HEAD_BUFFER)
     try:
         for prefix, event, value in events:
             if len(prefix) > HEAD_PREFIX or not _note_event(shape, root, prefix, event, value):
