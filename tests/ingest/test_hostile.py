@@ -6,7 +6,6 @@ as it was (see ``tests/ingest/hostile.py``; ``bench/import_fuzz.py`` counts over
 from __future__ import annotations
 
 import json
-import resource
 import sqlite3
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from tests.ingest.hostile import (
     run_case,
 )
 from workbench.ingest import IngestError, import_paths
+from workbench.limits import Limits
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,7 @@ def test_the_digest_sees_a_change(base: Path, tmp_path: Path) -> None:
     assert digest(copy) != before
 
 
-MEMORY_CAP = 3 << 30
+MEMORY_CAP = Limits(memory_mb=3072)
 """Address space of the child that imports a deeply nested log: far more than it needs, far
 less than the depth² bytes a parser that keeps every level's path would take."""
 
@@ -226,19 +226,16 @@ in MiB."""
 def test_a_json_log_nested_a_hundred_thousand_deep_in_its_header_is_named_in_little_memory(
     tmp_path: Path, fmt: str, opener: bytes
 ) -> None:
-    """An Inspect log's header (the values before ``samples``) is read in a first pass, which
-    must not keep the path of every open level: depth² bytes, 8 GB here before it was fixed."""
+    """Read before the records — format detection's look at the first record, an Inspect
+    log's header (the values before ``samples``) — must not keep the path of every open
+    level: depth² bytes, 8 GB here before it was fixed."""
     sample = next(s for s in SAMPLE_FILES if s.format == "inspect")
     path = tmp_path / sample.path.name
     path.write_bytes(
         Mutation("deep", at=1, depth=100_000, value=opener).apply(sample.path.read_bytes())
     )
-
-    def cap() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
     command = [sys.executable, "-c", PEAK_SCRIPT, str(path), fmt]
-    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=cap, timeout=600)
+    done = subprocess.run(command, capture_output=True, text=True, preexec_fn=MEMORY_CAP.apply)
     assert done.returncode == 0, done.stderr
     message, peak = done.stdout.strip().rsplit("\n", 1)
     assert str(path) in message
