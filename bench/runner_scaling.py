@@ -18,7 +18,7 @@ simulator listed what the agent saw in another order (its JVM's history: see
 :data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
 
     python bench/runner_scaling.py [--episodes 400] [--executor local|ray|both] [--defaults]
-        [--gold FILE] [--keep DIR]
+        [--jvm OPTIONS] [--gold FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -205,21 +205,17 @@ def start_up(label: str, config: RunConfig, executor: Closing, gold: Path, stead
 
 
 @contextmanager
-def local_ray(workers: int, options: str) -> Iterator[Callable[[int], RayExecutor]]:
-    """A Ray instance started here with ``workers`` CPUs (its start-up outside the runs), its
-    workers' simulators started with JVM ``options``; yields a maker of executors on it."""
+def local_ray(workers: int) -> Iterator[Callable[[int], RayExecutor]]:
+    """A Ray instance started here with ``workers`` CPUs (its start-up outside the runs);
+    yields a maker of executors on it. Their actors get the simulator's JVM options of this
+    process's environment as every Ray executor forwards them (``forwarded_env``)."""
     import ray
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     for attempt in range(3):  # a loaded machine may not start the raylet in Ray's 30 s
         try:
-            ray.init(
-                num_cpus=workers,
-                include_dashboard=False,
-                log_to_driver=False,
-                runtime_env={"env_vars": {JVM_OPTIONS_VARIABLE: options}},
-            )
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
             break
         except Exception:
             ray.shutdown()
@@ -250,6 +246,9 @@ def main() -> None:
         "--defaults", action="store_true", help="also run with the JVM's default options"
     )
     parser.add_argument(
+        "--jvm", metavar="OPTIONS", help="also run with these JVM options (space-separated)"
+    )
+    parser.add_argument(
         "--gold", type=Path, help="keep the gold paths' database here and reuse it next time"
     )
     parser.add_argument("--keep", type=Path, help="keep every run's database in this folder")
@@ -258,6 +257,8 @@ def main() -> None:
     variants = {"ours": " ".join(JVM_OPTIONS)}
     if args.defaults:
         variants["defaults"] = ""
+    if args.jvm is not None:
+        variants["given"] = args.jvm
     print(f"{args.episodes} episodes of {args.families}; load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)
@@ -275,7 +276,7 @@ def main() -> None:
                 print(f"  local pool efficiency: {efficiency(pool, one, args.workers)}")
                 runs.append(pool)
             if args.executor in ("ray", "both"):
-                with local_ray(args.workers, options) as executor:
+                with local_ray(args.workers) as executor:
                     ray_run = measure(
                         f"{name} ray {args.workers}", config, executor(args.workers), gold
                     )

@@ -27,6 +27,7 @@ from workbench.executors import (
     LocalPool,
     RayExecutor,
     _Flight,
+    forwarded_env,
     make_executor,
 )
 from workbench.runner import AgentSpec, EpisodeJob, PlannedEpisode, Played, RunConfig, run_batch
@@ -202,7 +203,17 @@ def test_model_calls_made_on_workers_are_logged_in_the_drivers_database(
             (episode,) = store.episodes(EpisodeFilter(batch="llm"))
             calls = store.calls(purpose="agent.act")
     assert calls and all(c.episode_id == episode.id for c in calls)
+    assert all(c.model == "test-model" for c in calls)  # WORKBENCH_* reached the worker too
     assert sorted(episode.metadata["call_ids"]) == sorted(c.id for c in calls)
+
+
+def test_a_worker_gets_the_drivers_endpoint_and_workbench_settings_only(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("WORKBENCH_SCIENCEWORLD_JVM", "-Xmx1g")
+    monkeypatch.setenv("UNRELATED_SECRET", "kept here")
+    env = forwarded_env()
+    assert env["OPENAI_API_KEY"] == "sk-test" and env["WORKBENCH_SCIENCEWORLD_JVM"] == "-Xmx1g"
+    assert "UNRELATED_SECRET" not in env and "PATH" not in env
 
 
 class Handle:

@@ -262,9 +262,19 @@ class InProcess(Closing):
 RAY_EXTRA = "pip install 'trajectory-workbench[ray]'"
 """How to get Ray (an optional extra)."""
 
-FORWARDED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "WORKBENCH_MODEL", "WORKBENCH_REASONER")
-"""Environment variables a Ray worker gets from the driver when they are set there (an LLM
-agent on a worker needs its endpoint; nothing is written anywhere)."""
+FORWARDED_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY")
+"""Environment variables a Ray worker gets from the driver when they are set there, with every
+``WORKBENCH_*`` one (:func:`forwarded_env`): an LLM agent on a worker needs its endpoint, a
+world its options. Nothing is written anywhere."""
+
+
+def forwarded_env() -> dict[str, str]:
+    """What of this process's environment a Ray worker gets (:data:`FORWARDED_ENV`)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in FORWARDED_ENV or name.startswith("WORKBENCH_")
+    }
 
 
 class ExecutorUnavailable(RuntimeError):
@@ -354,8 +364,6 @@ class RayExecutor(Closing):
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if self.address is None:
                 options |= {"num_cpus": self.workers or LOCAL_WORKERS}
-            env = {name: os.environ[name] for name in FORWARDED_ENV if name in os.environ}
-            options["runtime_env"] = {"env_vars": env} if env else None
             try:
                 ray.init(address=self.address, **(options | self.init_options))
             except (ConnectionError, RuntimeError, ValueError) as error:
@@ -365,7 +373,10 @@ class RayExecutor(Closing):
         return ray
 
     def _new_actor(self, ray: Any) -> Any:
-        return _worker_class(ray).remote()
+        # The driver's variables go with the actor's arguments, not as a Ray runtime
+        # environment: Ray cannot hand an actor with a runtime environment of its own to a
+        # worker process it started beforehand, and starting one costs seconds per actor.
+        return _worker_class(ray).remote(forwarded_env())
 
     def _pool(self, ray: Any) -> list[Any]:
         """The actors, started on first use and topped up after a run stopped early."""
@@ -553,7 +564,8 @@ def _worker_class(ray: Any) -> Any:
     if _WORKER_CLASS is None:
 
         class EpisodeWorker:
-            def __init__(self) -> None:
+            def __init__(self, env: dict[str, str]) -> None:
+                os.environ.update(env)  # this actor's own process: nothing else sees them
                 self.player = RemotePlayer(Path(tempfile.mkdtemp(prefix="workbench-ray-")))
 
             def play(self, job_json: str, gold_paths: dict[str, list[str]]) -> Played:
