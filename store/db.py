@@ -623,19 +623,36 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
                 found = self._rows(_EPISODE_AND_TASK, (row[_ID], row[_TASK]))[0]
             if found[0]:
                 return False
-            if found[1] is None:
-                raise KeyError(f"episode {row[_ID]!r} names unknown task {row[_TASK]!r}")
-            row = list(row)
-            row[_N_STEPS], row[_FAMILY], row[_SPLIT] = n_steps, found[1], found[2]
-            if batch_id is not None:
-                row[_BATCH] = batch_id
-            self.conn.execute(_INSERT_EPISODE, row)
-            if self._depth > 1 and n_steps:
-                self._defer_indexing()
-            self.conn.executemany(_INSERT_STEP, _handed(steps) if hand_over else steps)
-            for span in spans:
-                self._insert_span(span)
-            return True
+            return self._insert_rows(row, steps, n_steps, spans, batch_id, found, hand_over)
+
+    def _insert_rows(
+        self,
+        row: Sequence[Any],
+        steps: Iterable[Sequence[Any]],
+        n_steps: int,
+        spans: Sequence[Span],
+        batch_id: str | None,
+        found: Sequence[Any],
+        hand_over: bool = False,
+        defer: bool = False,
+    ) -> bool:
+        """:meth:`_add_rows` of an episode not stored yet (``found[0]`` false), inside its
+        caller's transaction, which a failure here must roll back (nothing is undone here).
+        ``defer``: index the steps when the outermost transaction commits, as inside a larger
+        one."""
+        if found[1] is None:
+            raise KeyError(f"episode {row[_ID]!r} names unknown task {row[_TASK]!r}")
+        row = list(row)
+        row[_N_STEPS], row[_FAMILY], row[_SPLIT] = n_steps, found[1], found[2]
+        if batch_id is not None:
+            row[_BATCH] = batch_id
+        self.conn.execute(_INSERT_EPISODE, row)
+        if n_steps and (defer or self._depth > 1):
+            self._defer_indexing()
+        self.conn.executemany(_INSERT_STEP, _handed(steps) if hand_over else steps)
+        for span in spans:
+            self._insert_span(span)
+        return True
 
     def episode(self, episode_id: str) -> Episode | None:
         """The episode with this id (not one of an import still being written)."""

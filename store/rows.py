@@ -15,7 +15,7 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, partial
 from json.encoder import c_make_encoder, encode_basestring
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -180,6 +180,10 @@ class _Plan:
     lengths: Callable[[Any], tuple[Any, ...]] | None = None
     """The texts :attr:`raw` may refer to, from a record's values (to tell at C speed that
     none is long enough, the usual case)."""
+    times: tuple[tuple[int, Callable[[Any], Any], Callable[[list[Any]], list[Any]]], ...] = ()
+    """Datetime columns: position, the getter of the field, and the conversion of a whole
+    column of values at once (:func:`rows_values`: pydantic writes ISO text several times
+    faster in one call than ``datetime.isoformat`` does value by value)."""
 
     def shared_raw(self, values: list[Any]) -> str | None:
         """The raw column's text with references to the step's long texts, or ``None`` when
@@ -199,17 +203,21 @@ class _Plan:
 @cache
 def _plan(model: type[BaseModel]) -> _Plan:
     """The reading plan of a model, made once per model."""
-    paths, converts, json_positions = [], [], set()
+    paths, converts, json_positions, times = [], [], set(), []
     for position, (_column, name, sub, is_json) in enumerate(columns(model)):
         field = model.model_fields[name]
         if sub is not None:
             field = field.annotation.model_fields[sub]
-        paths.append(name if sub is None else f"{name}.{sub}")
+        path = name if sub is None else f"{name}.{sub}"
+        paths.append(path)
         convert = _converter(field.annotation, is_json)
         if convert is not None:
             converts.append((position, convert))
             if is_json:
                 json_positions.add(position)
+        if field.annotation in (datetime, datetime | None):
+            dump = TypeAdapter(list[field.annotation]).dump_python
+            times.append((position, attrgetter(path), partial(dump, mode="json")))
     raw = lengths = None
     if model is Step:
         names = [name for _column, name, *_ in columns(model)]
@@ -225,7 +233,7 @@ def _plan(model: type[BaseModel]) -> _Plan:
         get = lambda record: fields(record.__dict__)  # noqa: E731
     else:
         get = attrgetter(*paths)
-    return _Plan(get, tuple(converts), frozenset(json_positions), raw, lengths)
+    return _Plan(get, tuple(converts), frozenset(json_positions), raw, lengths, tuple(times))
 
 
 def _may_share(plan: _Plan, values: list[Any]) -> bool:
@@ -275,7 +283,9 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
     plan = _plan(type(records[0]))
     texts: dict[int, Any] = {}
     lengths = plan.lengths
-    for record in records:
+    times = [(position, dump(list(map(get, records)))) for position, get, dump in plan.times]
+    at_once = {position for position, _ in times}
+    for k, record in enumerate(records):
         values = list(plan.get(record))
         skip = -1
         if lengths is not None and _may_share(plan, values):
@@ -283,9 +293,11 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
             if raw is not None:
                 skip = plan.raw[0]
                 values[skip] = raw
+        for position, column in times:
+            values[position] = column[k]
         for position, convert in plan.converts:
             value = values[position]
-            if value is None or position == skip:  # every conversion keeps None
+            if value is None or position == skip or position in at_once:  # None stays None
                 continue
             if position in plan.json and type(value) in (dict, list):
                 text = texts.get(id(value))

@@ -142,7 +142,7 @@ class StagedImport:
         memory of their size again: their Python values are freed first, and so are SQLite's
         copies of the last rows), and the page cache is kept small (:meth:`Store.lean`); a
         chunk of one episode hands its step rows over to SQLite value by value
-        (``Store._add_rows``), so that a big text is not in memory three times (Python's,
+        (``Store._insert_rows``), so that a big text is not in memory three times (Python's,
         SQLite's bound copy, the record it writes). Nothing reads the rows again: a chunk is
         tried again only when a batch it writes to is taken (:class:`_Taken`), which is found
         while its episodes are added, before their rows are inserted.
@@ -189,8 +189,11 @@ class StagedImport:
         if found[1] is None:  # stored with its first episode (see the module)
             conn.execute(_PUT_TASK, task)
             found = (0, task[_TASK_FAMILY], task[_TASK_SPLIT])
-        n_steps = len(steps)
-        return self.store._add_rows(row, steps, n_steps, spans, target.staged, found, hand_over)
+        # No savepoint of its own: a failure rolls the whole chunk back.
+        store = self.store
+        return store._insert_rows(
+            row, steps, len(steps), spans, target.staged, found, hand_over, defer=True
+        )
 
     def _target(self, batch: Batch) -> _Target:
         """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch

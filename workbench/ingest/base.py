@@ -466,10 +466,11 @@ def _block_records(ctx: ReadContext, held: list[bytes | bytearray], number: int)
         if text[pos] == "{" and text[pos + 1 : pos + 2] != "\x00":  # as json_line reads it
             found, value = json_within(text, pos, stop)
             if found:
-                if stop - pos >= BIG_LINE:
-                    text, pos, size = text[stop:], 0, size - stop
-                else:
+                if stop - pos < BIG_LINE:  # (held while suspended: small, and let go after)
                     pos = stop
+                    yield number, value
+                    continue
+                text, pos, size = text[stop:], 0, size - stop
                 box = [(number, value)]
                 del value
                 yield from yielded(box)

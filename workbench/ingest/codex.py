@@ -170,16 +170,12 @@ class _Rollout:
                     number, field, f"missing (expected one of {', '.join(ITEM_TYPES)})"
                 )
             return  # an item type of a later version (ghost snapshots, compaction, ...)
-        at = "payload." if prefix else ""
         self.stamp, self.raw = stamp, item
-        for step in read(self, number, at, item):  # held steps come with their own
-            step.setdefault("timestamp", stamp)
-            step.setdefault("raw", item)
-            self.fields.append(step)
+        read(self, number, "payload." if prefix else "", item)
 
     # -- items ----------------------------------------------------------------------------------
 
-    def _message(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _message(self, number: int, at: str, item: dict[str, Any]) -> None:
         content = item.get("content")
         if not isinstance(content, list):
             raise self._error(number, f"{at}content", "expected a list of content parts")
@@ -187,64 +183,59 @@ class _Rollout:
         if role == "assistant":
             self.held_text.append(text)
             self._hold()
-            return []
+            return
         if role not in ("user", "developer", "system"):
             raise self._error(number, f"{at}role", f"unknown role {role!r}")
-        steps = self._flush()
+        self._flush()
         if role != "user" or text.lstrip().startswith(_CONTEXT_TAGS):
-            return [*steps, {"kind": "system", "role": "system", "content": text}]
+            self._add({"kind": "system", "role": "system", "content": text})
+            return
         self.instruction = self.instruction or text
-        return [*steps, {"kind": "message", "role": "user", "content": text}]
+        self._add({"kind": "message", "role": "user", "content": text})
 
-    def _reasoning(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _reasoning(self, number: int, at: str, item: dict[str, Any]) -> None:
         parts = [*_list(item.get("summary")), *_list(item.get("content"))]
         self.held += [as_text(p.get("text")) for p in parts if isinstance(p, dict)]
         self._hold()
-        return []
 
-    def _function_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _function_call(self, number: int, at: str, item: dict[str, Any]) -> None:
         tool = self._required(number, at, item, "name")
         arguments = item.get("arguments")
         if arguments is not None and not isinstance(arguments, (str, dict)):
             raise self._error(number, f"{at}arguments", "expected a JSON string of arguments")
-        return self._call(
-            tool, render_pretty_call(tool, arguments), self._required(number, at, item, "call_id")
-        )
+        call_id = self._required(number, at, item, "call_id")
+        self._call(tool, render_pretty_call(tool, arguments), call_id)
 
-    def _custom_tool_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _custom_tool_call(self, number: int, at: str, item: dict[str, Any]) -> None:
         tool = self._required(number, at, item, "name")
         action = f"{tool}(\n{as_text(item.get('input'))}\n)"
-        return self._call(tool, action, self._required(number, at, item, "call_id"))
+        self._call(tool, action, self._required(number, at, item, "call_id"))
 
-    def _local_shell_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _local_shell_call(self, number: int, at: str, item: dict[str, Any]) -> None:
         action = item.get("action")
         command = action.get("command") if isinstance(action, dict) else None
         if not isinstance(command, list):
             raise self._error(number, f"{at}action.command", "expected the command's argument list")
         call_id = scalar(item.get("call_id")) or scalar(item.get("id")) or ""
-        return self._call(
-            "local_shell", render_pretty_call("local_shell", {"command": command}), call_id
-        )
+        self._call("local_shell", render_pretty_call("local_shell", {"command": command}), call_id)
 
-    def _web_search_call(self, number: int, at: str, item: dict[str, Any]) -> list[dict[str, Any]]:
+    def _web_search_call(self, number: int, at: str, item: dict[str, Any]) -> None:
         action = item.get("action")
         call_id = scalar(item.get("id")) or ""
-        return self._call("web_search", render_pretty_call("web_search", action), call_id)
+        self._call("web_search", render_pretty_call("web_search", action), call_id)
 
-    def _function_call_output(
-        self, number: int, at: str, item: dict[str, Any]
-    ) -> list[dict[str, Any]]:
+    def _function_call_output(self, number: int, at: str, item: dict[str, Any]) -> None:
         call_id = self._required(number, at, item, "call_id")
         output = item.get("output")
         if not isinstance(output, (str, list, dict)):
             raise self._error(number, f"{at}output", "expected the output text or content parts")
         step = tool_result_step(_observation(output), call_id, self.tool_names.get(call_id, ""))
-        return [*self._flush(), step] if self.held or self.held_text else [step]
+        if self.held or self.held_text:
+            self._flush()
+        self._add(step)
 
-    def _custom_tool_call_output(
-        self, number: int, at: str, item: dict[str, Any]
-    ) -> list[dict[str, Any]]:
-        return self._function_call_output(number, at, item)
+    def _custom_tool_call_output(self, number: int, at: str, item: dict[str, Any]) -> None:
+        self._function_call_output(number, at, item)
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -261,11 +252,16 @@ class _Rollout:
     def _error(self, number: int, field: str, message: str) -> IngestError:
         return self.ctx.error(f"line {number}", field, message)
 
-    def _call(self, tool: str, action: str, call_id: str) -> list[dict[str, Any]]:
+    def _add(self, step: dict[str, Any]) -> None:
+        """A step of the item just read (its time and raw record are the item's)."""
+        step["timestamp"], step["raw"] = self.stamp, self.raw
+        self.fields.append(step)
+
+    def _call(self, tool: str, action: str, call_id: str) -> None:
         self.tool_names[call_id] = tool
         thought = "\n\n".join([p for p in (*self.held, *self.held_text) if p])
         self.held, self.held_text = [], []
-        return [
+        self._add(
             {
                 "kind": "tool_call",
                 "role": "assistant",
@@ -274,32 +270,31 @@ class _Rollout:
                 "tool_name": tool,
                 "tool_call_id": call_id,
             }
-        ]
+        )
 
-    def _flush(self) -> list[dict[str, Any]]:
-        """Held reasoning and assistant text with no call after them: a reply or a thought."""
+    def _flush(self) -> None:
+        """Held reasoning and assistant text with no call after them: a reply or a thought
+        (with the time and raw record of the last item held)."""
         if not self.held and not self.held_text:
-            return []
+            return
         thought = "\n\n".join(p for p in self.held if p)
         text = "\n\n".join(p for p in self.held_text if p)
         self.held, self.held_text = [], []
         at = {"timestamp": self.held_stamp, "raw": self.held_raw}
         if text:
-            return [
-                {"kind": "message", "role": "assistant", "content": text, "thought": thought, **at}
-            ]
-        if thought:
-            return [{"kind": "thought", "role": "assistant", "thought": thought, **at}]
-        return []
+            step = {"kind": "message", "role": "assistant", "content": text, "thought": thought}
+            self.fields.append(step | at)
+        elif thought:
+            self.fields.append({"kind": "thought", "role": "assistant", "thought": thought, **at})
 
     def episode(self) -> ParsedEpisode:
         """The rollout as one episode; raises when it holds no conversation at all."""
-        self.fields += self._flush()
+        self._flush()
         if not self.fields:
             raise self.ctx.error("", "", "no conversation items (not a Codex session rollout)")
         where = "session"
         episode_id = self.ctx.episode_id("session")
-        steps = build_steps(self.ctx, where, episode_id, self.fields)
+        steps = build_steps(self.ctx, where, episode_id, self.fields, own=True)
         key = instruction_key(self.instruction) if self.instruction else self.ctx.content_hash[:12]
         task = Task(
             id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=self.instruction

@@ -98,14 +98,24 @@ def step_list() -> TypeAdapter[list[Step]]:
 
 
 def build_steps(
-    ctx: ReadContext, where: str, episode_id: str, fields: Iterable[dict[str, Any]]
+    ctx: ReadContext,
+    where: str,
+    episode_id: str,
+    fields: Iterable[dict[str, Any]],
+    own: bool = False,
 ) -> list[Step]:
     """Steps from their fields, in order; a field at fault is named as ``steps.<index>``.
 
     The list is validated in one call: the same checks as one ``Step(...)`` per step, at
-    about half the cost.
+    about half the cost. With ``own``, the field dicts are the caller's own to change (none
+    is shared): each gets its episode and index in place instead of in a copy.
     """
-    items = [{**step, "episode_id": episode_id, "index": i} for i, step in enumerate(fields)]
+    if own:
+        items = list(fields)
+        for i, step in enumerate(items):
+            step["episode_id"], step["index"] = episode_id, i
+    else:
+        items = [{**step, "episode_id": episode_id, "index": i} for i, step in enumerate(fields)]
     try:
         return step_list().validate_python(items)
     except ValidationError as error:

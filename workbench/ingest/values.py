@@ -84,7 +84,7 @@ def iso_time(value: Any) -> datetime | None:
     if not isinstance(value, str):
         return None
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return datetime.fromisoformat(value)  # (Python 3.11 reads a final "Z" as UTC)
     except ValueError:
         return None
 
