@@ -17,8 +17,14 @@ episodes each run played with other actions or outcomes than the first — and i
 simulator listed what the agent saw in another order (its JVM's history: see
 :data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
 
-    python bench/runner_scaling.py [--episodes 400] [--executor local|ray|both] [--defaults]
-        [--jvm OPTIONS] [--gold FILE] [--keep DIR]
+Runs come in rounds (``--rounds``, default 3): 1 worker, then K local workers, then Ray, each
+efficiency taken against the 1-worker run of its own round and reported as the median of the
+rounds. On a shared virtual machine the speed of the cores drifts by a third within minutes
+(a plain CPU loop does too), which one run of each can take for scaling or its absence; runs
+of a round meet about the same machine.
+
+    python bench/runner_scaling.py [--episodes 400] [--rounds 3] [--executor local|ray|both]
+        [--defaults] [--jvm OPTIONS] [--gold FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -26,8 +32,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
+import statistics
 import tempfile
 import threading
 import time
@@ -35,6 +43,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -227,11 +236,72 @@ def local_ray(workers: int) -> Iterator[Callable[[int], RayExecutor]]:
         ray.shutdown()
 
 
-def efficiency(many: Run, one: Run, workers: int) -> str:
-    value = many.rate / (workers * one.rate)
+def _spin(n: int) -> int:
+    """A fixed amount of plain CPU work (a loop over a few integers: no memory traffic)."""
+    x = 0
+    for i in range(n):
+        x = (x + i * i) % 1_000_003
+    return x
+
+
+def machine(workers: int, n: int = 15_000_000) -> float:
+    """The machine's own parallel efficiency: the wall time of one process spinning
+    :func:`_spin` alone (the mean of once before and once after) over that of ``workers``
+    processes spinning the same each at once (the processes started beforehand). Two virtual cores that share a physical one, or a
+    host busy with other machines, deliver less than twice one core to any work."""
+
+    def timed(count: int) -> float:
+        started = time.perf_counter()
+        pool.map(_spin, [n] * count, chunksize=1)
+        return time.perf_counter() - started
+
+    with multiprocessing.Pool(workers) as pool:
+        pool.map(_spin, [1000] * workers, chunksize=1)
+        before, many, after = timed(1), timed(workers), timed(1)
+    return (before + after) / 2 / many
+
+
+def efficiency(rounds: list[dict[str, Any]], kind: str, workers: int) -> str:
+    """The parallel efficiency of ``kind`` runs against the 1-worker run of the same round:
+    the median over the rounds (each round's runs met about the same machine), with every
+    round's value; the median of each round's against the machine's own that round, and the
+    median CPU per episode against one worker's."""
+    values = [r[kind].rate / (workers * r["one"].rate) for r in rounds]
+    of_machine = statistics.median(v / r["machine"] for v, r in zip(values, rounds, strict=True))
+    cpu = statistics.median(r[kind].cpu / r["one"].cpu for r in rounds)
+    value = statistics.median(values)
     verdict = "OK" if value >= 0.8 else "BELOW TARGET"
-    cpu = many.cpu / one.cpu
-    return f"{value:.2f} (target >= 0.8) {verdict}; CPU per episode x{cpu:.2f} of 1 worker's"
+    each = ", ".join(f"{v:.2f}" for v in sorted(values))
+    return (
+        f"{value:.2f} (target >= 0.8) {verdict}, median of {len(values)} round(s): {each}; "
+        f"{of_machine:.2f} of the machine's own; CPU per episode x{cpu:.2f} of 1 worker's"
+    )
+
+
+def play_round(
+    args: argparse.Namespace, config: RunConfig, gold: Path, name: str, costs: list[str]
+) -> dict[str, Any]:
+    """One round: 1 worker, then K local workers and/or Ray with K CPUs (a Ray instance
+    started for the round, so that its own processes idle through no other run). The first
+    round also measures what starting one worker costs (into ``costs``). ``machine``: the
+    machine's own efficiency with K processes, measured first (:func:`machine`)."""
+    own = machine(args.workers)
+    print(f"  {name} machine: a plain CPU loop in {args.workers} processes: {own:.2f}")
+    one = measure(f"{name} 1 worker", config, LocalPool(1), gold)
+    runs: dict[str, Any] = {"machine": own, "one": one}
+    first = not costs
+    if first:
+        costs.append(start_up("a local worker", config, LocalPool(1), gold, one))
+    if args.executor in ("local", "both"):
+        workers = LocalPool(args.workers)
+        runs["local"] = measure(f"{name} {args.workers} workers", config, workers, gold)
+    if args.executor in ("ray", "both"):
+        with local_ray(args.workers) as executor:
+            ray_run = measure(f"{name} ray {args.workers}", config, executor(args.workers), gold)
+            if first:
+                costs.append(start_up("a Ray actor", config, executor(1), gold, ray_run))
+        runs["ray"] = ray_run
+    return runs
 
 
 def main() -> None:
@@ -243,6 +313,9 @@ def main() -> None:
     )
     parser.add_argument("--executor", choices=["local", "ray", "both"], default="both")
     parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of 1 worker, then K workers (default 3)"
+    )
+    parser.add_argument(
         "--defaults", action="store_true", help="also run with the JVM's default options"
     )
     parser.add_argument(
@@ -253,6 +326,8 @@ def main() -> None:
     )
     parser.add_argument("--keep", type=Path, help="keep every run's database in this folder")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     config = RunConfig(families=args.families.split(","), episodes=args.episodes, seed=11)
     variants = {"ours": " ".join(JVM_OPTIONS)}
     if args.defaults:
@@ -267,24 +342,17 @@ def main() -> None:
         for name, options in variants.items():
             os.environ[JVM_OPTIONS_VARIABLE] = options
             print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
-            one = measure(f"{name} 1 worker", config, LocalPool(1), gold)
-            runs, costs = [one], [start_up("a local worker", config, LocalPool(1), gold, one)]
-            if args.executor in ("local", "both"):
-                pool = measure(
-                    f"{name} {args.workers} workers", config, LocalPool(args.workers), gold
-                )
-                print(f"  local pool efficiency: {efficiency(pool, one, args.workers)}")
-                runs.append(pool)
-            if args.executor in ("ray", "both"):
-                with local_ray(args.workers) as executor:
-                    ray_run = measure(
-                        f"{name} ray {args.workers}", config, executor(args.workers), gold
-                    )
-                    costs.append(start_up("a Ray actor", config, executor(1), gold, ray_run))
-                print(f"  Ray efficiency: {efficiency(ray_run, one, args.workers)}")
-                runs.append(ray_run)
+            rounds: list[dict[str, Any]] = []
+            costs: list[str] = []
+            for k in range(args.rounds):
+                rounds.append(play_round(args, config, gold, f"{name} r{k + 1}", costs))
+            for kind, what in (("local", "local pool"), ("ray", "Ray")):
+                if kind in rounds[0]:
+                    print(f"  {what} efficiency: {efficiency(rounds, kind, args.workers)}")
             print(f"  start-up of one worker, included in every run: {'; '.join(costs)}")
-            every += runs
+            own = statistics.median(r["machine"] for r in rounds)
+            print(f"  the machine's own efficiency (a plain CPU loop): median {own:.2f}")
+            every += [run for r in rounds for run in r.values() if isinstance(run, Run)]
     first = every[0]
     for run in every[1:]:
         differ = [key for key in first.played if run.played[key] != first.played[key]]

@@ -72,3 +72,43 @@ def test_listing_tasks_starts_no_simulator():
     assert len(env.tasks("use-thermometer", "test")) == 135
     assert env._sim is None
     env.close()
+
+
+class _Calls:
+    """The simulator's Java side, each call's method name written down before it is made."""
+
+    def __init__(self, server: object) -> None:
+        self._server, self.names = server, []
+
+    def __getattr__(self, name: str) -> object:
+        self.names.append(name)
+        return getattr(self._server, name)
+
+
+def test_a_reset_builds_the_world_once_even_after_a_gold_path_was_generated(monkeypatch):
+    """The simulator's own ``reset`` is a second whole load (and, once any load generated a
+    gold path, a second gold-path search): a reset loads once, and the world it starts is
+    fresh — the previous episode's open door is closed again."""
+    from workbench.envs.scienceworld import shipped_gold_path
+
+    env = ScienceWorld(step_limit=100)
+    try:
+        unshipped = next(
+            t
+            for t in env.tasks("find-living-thing", "train")
+            if shipped_gold_path(t.task_id(env.name)) is None
+        )
+        env.reset(unshipped, seed=0)  # no gold path known: the simulator searches one
+        assert env.gold_path() and env.step(env.gold_path()[0]).observation
+        calls = _Calls(env._env.server)
+        monkeypatch.setattr(env._env, "server", calls)
+        task = EnvTask("use-thermometer", 0, "train")
+        for _ in range(2):
+            calls.names.clear()
+            reset = env.reset(task, seed=1)
+            assert calls.names.count("load") == 1 and "reset" not in calls.names
+            assert "hallway" in reset.observation and "thermometer" in reset.instruction
+            assert env.step("open door to kitchen").observation == "The door is now open."
+        assert "getGoldActionSequence" not in calls.names  # a known path is not searched again
+    finally:
+        env.close()

@@ -164,6 +164,8 @@ class ScienceWorld:
         self._gold_paths = gold_paths or MemoryGoldPaths()
         self._gold: list[str] = []
         self._score = 0
+        self._checked: tuple[str, str] | None = None
+        """The family and simplifications of the last load (names the simulator checked)."""
 
     # -- catalogue ----------------------------------------------------------------------------
 
@@ -195,21 +197,30 @@ class ScienceWorld:
 
     def reset(self, task: EnvTask, seed: int) -> Reset:
         """Load the task's variation and start it. ScienceWorld's world is fixed by the
-        variation, so ``seed`` only reaches the agent; it is accepted to keep the protocol uniform."""
+        variation, so ``seed`` only reaches the agent; it is accepted to keep the protocol uniform.
+
+        The world is built once per episode: a load starts it at its first move (the
+        simulator's ``reset`` is another whole load, and after a load that generated a gold
+        path, one that generates it again). The task and simplification names are checked by
+        the simulator's Python side the first time they are used, then loaded directly.
+        """
         key = task.task_id(self.name)
         gold = self._gold_paths.gold_path(key)
         shipped = None if gold is not None or self.simplifications else shipped_gold_path(key)
         if shipped is not None:
             gold = self._gold_paths.put_gold_path(key, shipped)
-        elif gold is None:
+        if gold is None:  # (the simulator then loads the world afresh)
             self._env.load(task.family, task.variation, self.simplifications, generateGoldPath=True)
             gold = self._gold_paths.put_gold_path(
                 key, [str(a) for a in self._env.get_gold_action_sequence()]
             )
+        elif self._checked == (task.family, self.simplifications):
+            self._env.server.load(self._env.taskName, task.variation, self.simplifications, False)
+        else:
+            self._env.load(task.family, task.variation, self.simplifications)
+        self._checked = (task.family, self.simplifications)
         self._gold = gold
-        self._env.load(task.family, task.variation, self.simplifications)
         server = self._env.server
-        server.reset()
         self._score = 0
         observation = server.step("look around")
         return Reset(
