@@ -88,7 +88,8 @@ class _Calls:
 def test_a_reset_builds_the_world_once_even_after_a_gold_path_was_generated(monkeypatch):
     """The simulator's own ``reset`` is a second whole load (and, once any load generated a
     gold path, a second gold-path search): a reset loads once, and the world it starts is
-    fresh — the previous episode's open door is closed again."""
+    fresh — the previous episode's open door is closed again — and of its own task, whatever
+    the simulator loaded in between."""
     from workbench.envs.scienceworld import shipped_gold_path
 
     env = ScienceWorld(step_limit=100)
@@ -109,6 +110,7 @@ def test_a_reset_builds_the_world_once_even_after_a_gold_path_was_generated(monk
             assert calls.names.count("load") == 1 and "reset" not in calls.names
             assert "hallway" in reset.observation and "thermometer" in reset.instruction
             assert env.step("open door to kitchen").observation == "The door is now open."
+            env._env.load("boil", 0, "")  # another user of the simulator loads another task
         assert "getGoldActionSequence" not in calls.names  # a known path is not searched again
     finally:
         env.close()

@@ -164,8 +164,10 @@ class ScienceWorld:
         self._gold_paths = gold_paths or MemoryGoldPaths()
         self._gold: list[str] = []
         self._score = 0
-        self._checked: tuple[str, str] | None = None
-        """The family and simplifications of the last load (names the simulator checked)."""
+        self._checked: dict[tuple[str, str], str] = {}
+        """The simulator's name of each family, by family and simplifications, once its
+        Python side has checked both (it keeps only the last name it loaded, and anyone with
+        the simulator may load another)."""
 
     # -- catalogue ----------------------------------------------------------------------------
 
@@ -214,11 +216,11 @@ class ScienceWorld:
             gold = self._gold_paths.put_gold_path(
                 key, [str(a) for a in self._env.get_gold_action_sequence()]
             )
-        elif self._checked == (task.family, self.simplifications):
-            self._env.server.load(self._env.taskName, task.variation, self.simplifications, False)
+        elif (checked := self._checked.get((task.family, self.simplifications))) is not None:
+            self._env.server.load(checked, task.variation, self.simplifications, False)
         else:
             self._env.load(task.family, task.variation, self.simplifications)
-        self._checked = (task.family, self.simplifications)
+        self._checked[task.family, self.simplifications] = self._env.taskName
         self._gold = gold
         server = self._env.server
         self._score = 0
