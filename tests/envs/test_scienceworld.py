@@ -104,7 +104,7 @@ def test_a_reset_builds_the_world_once_even_after_a_gold_path_was_generated(monk
         calls = _Calls(env._env.server)
         monkeypatch.setattr(env._env, "server", calls)
         task = EnvTask("use-thermometer", 0, "train")
-        for _ in range(2):
+        for _ in range(3):
             calls.names.clear()
             reset = env.reset(task, seed=1)
             assert calls.names.count("load") == 1 and "reset" not in calls.names

@@ -211,16 +211,18 @@ class ScienceWorld:
         shipped = None if gold is not None or self.simplifications else shipped_gold_path(key)
         if shipped is not None:
             gold = self._gold_paths.put_gold_path(key, shipped)
+        checked = self._checked.get((task.family, self.simplifications))
         if gold is None:  # (the simulator then loads the world afresh)
             self._env.load(task.family, task.variation, self.simplifications, generateGoldPath=True)
             gold = self._gold_paths.put_gold_path(
                 key, [str(a) for a in self._env.get_gold_action_sequence()]
             )
-        elif (checked := self._checked.get((task.family, self.simplifications))) is not None:
+        elif checked is not None:
             self._env.server.load(checked, task.variation, self.simplifications, False)
         else:
             self._env.load(task.family, task.variation, self.simplifications)
-        self._checked[task.family, self.simplifications] = self._env.taskName
+        if checked is None:  # (the name the simulator's Python side just loaded)
+            self._checked[task.family, self.simplifications] = self._env.taskName
         self._gold = gold
         server = self._env.server
         self._score = 0
