@@ -264,7 +264,7 @@ class _Steps:
     def read(self, messages: list[Any]) -> list[Step]:
         for index, message in enumerate(messages):
             self._message(index, message)
-        return build_steps(self.ctx, self.where, self.episode_id, self.steps)
+        return build_steps(self.ctx, self.where, self.episode_id, self.steps, own=True)
 
     def _message(self, index: int, message: Any) -> None:
         if not isinstance(message, dict):
