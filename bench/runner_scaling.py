@@ -43,7 +43,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -247,8 +246,9 @@ def _spin(n: int) -> int:
 def machine(workers: int, n: int = 15_000_000) -> float:
     """The machine's own parallel efficiency: the wall time of one process spinning
     :func:`_spin` alone (the mean of once before and once after) over that of ``workers``
-    processes spinning the same each at once (the processes started beforehand). Two virtual cores that share a physical one, or a
-    host busy with other machines, deliver less than twice one core to any work."""
+    processes spinning the same each at once (the processes started beforehand). Two
+    virtual cores that share a physical one, or a host busy with other machines, deliver less
+    than twice one core to any work."""
 
     def timed(count: int) -> float:
         started = time.perf_counter()
@@ -261,14 +261,23 @@ def machine(workers: int, n: int = 15_000_000) -> float:
     return (before + after) / 2 / many
 
 
-def efficiency(rounds: list[dict[str, Any]], kind: str, workers: int) -> str:
+@dataclass
+class Round:
+    """One round's runs, by kind (``one``, ``local``, ``ray``), and the machine's own
+    efficiency measured just before them (:func:`machine`)."""
+
+    machine: float
+    runs: dict[str, Run]
+
+
+def efficiency(rounds: list[Round], kind: str, workers: int) -> str:
     """The parallel efficiency of ``kind`` runs against the 1-worker run of the same round:
     the median over the rounds (each round's runs met about the same machine), with every
     round's value; the median of each round's against the machine's own that round, and the
     median CPU per episode against one worker's."""
-    values = [r[kind].rate / (workers * r["one"].rate) for r in rounds]
-    of_machine = statistics.median(v / r["machine"] for v, r in zip(values, rounds, strict=True))
-    cpu = statistics.median(r[kind].cpu / r["one"].cpu for r in rounds)
+    values = [r.runs[kind].rate / (workers * r.runs["one"].rate) for r in rounds]
+    of_machine = statistics.median(v / r.machine for v, r in zip(values, rounds, strict=True))
+    cpu = statistics.median(r.runs[kind].cpu / r.runs["one"].cpu for r in rounds)
     value = statistics.median(values)
     verdict = "OK" if value >= 0.8 else "BELOW TARGET"
     each = ", ".join(f"{v:.2f}" for v in sorted(values))
@@ -279,18 +288,20 @@ def efficiency(rounds: list[dict[str, Any]], kind: str, workers: int) -> str:
 
 
 def play_round(
-    args: argparse.Namespace, config: RunConfig, gold: Path, name: str, costs: list[str]
-) -> dict[str, Any]:
-    """One round: 1 worker, then K local workers and/or Ray with K CPUs (a Ray instance
-    started for the round, so that its own processes idle through no other run). The first
-    round also measures what starting one worker costs (into ``costs``). ``machine``: the
-    machine's own efficiency with K processes, measured first (:func:`machine`)."""
+    args: argparse.Namespace,
+    config: RunConfig,
+    gold: Path,
+    name: str,
+    costs: list[str] | None = None,
+) -> Round:
+    """One round: the machine's own efficiency, 1 worker, then K local workers and/or Ray
+    with K CPUs (a Ray instance started for the round, so that its own processes idle through
+    no other run). With ``costs``, also what starting one worker costs (appended to it)."""
     own = machine(args.workers)
     print(f"  {name} machine: a plain CPU loop in {args.workers} processes: {own:.2f}")
     one = measure(f"{name} 1 worker", config, LocalPool(1), gold)
-    runs: dict[str, Any] = {"machine": own, "one": one}
-    first = not costs
-    if first:
+    runs = {"one": one}
+    if costs is not None:
         costs.append(start_up("a local worker", config, LocalPool(1), gold, one))
     if args.executor in ("local", "both"):
         workers = LocalPool(args.workers)
@@ -298,10 +309,10 @@ def play_round(
     if args.executor in ("ray", "both"):
         with local_ray(args.workers) as executor:
             ray_run = measure(f"{name} ray {args.workers}", config, executor(args.workers), gold)
-            if first:
+            if costs is not None:
                 costs.append(start_up("a Ray actor", config, executor(1), gold, ray_run))
         runs["ray"] = ray_run
-    return runs
+    return Round(own, runs)
 
 
 def main() -> None:
@@ -342,17 +353,18 @@ def main() -> None:
         for name, options in variants.items():
             os.environ[JVM_OPTIONS_VARIABLE] = options
             print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
-            rounds: list[dict[str, Any]] = []
             costs: list[str] = []
-            for k in range(args.rounds):
-                rounds.append(play_round(args, config, gold, f"{name} r{k + 1}", costs))
+            rounds = [
+                play_round(args, config, gold, f"{name} r{k + 1}", costs if k == 0 else None)
+                for k in range(args.rounds)
+            ]
             for kind, what in (("local", "local pool"), ("ray", "Ray")):
-                if kind in rounds[0]:
+                if kind in rounds[0].runs:
                     print(f"  {what} efficiency: {efficiency(rounds, kind, args.workers)}")
             print(f"  start-up of one worker, included in every run: {'; '.join(costs)}")
-            own = statistics.median(r["machine"] for r in rounds)
+            own = statistics.median(r.machine for r in rounds)
             print(f"  the machine's own efficiency (a plain CPU loop): median {own:.2f}")
-            every += [run for r in rounds for run in r.values() if isinstance(run, Run)]
+            every += [run for r in rounds for run in r.runs.values()]
     first = every[0]
     for run in every[1:]:
         differ = [key for key in first.played if run.played[key] != first.played[key]]
