@@ -12,10 +12,11 @@ import json
 import math
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, partial
+from itertools import chain
 from json.encoder import c_make_encoder, encode_basestring
 from operator import attrgetter, itemgetter
 from typing import Any
@@ -281,12 +282,20 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
     if not records:
         return
     plan = _plan(type(records[0]))
+    yield from _converted(plan, list(map(plan.get, records)))
+
+
+def _converted(plan: _Plan, table: Sequence[Sequence[Any]]) -> Iterator[list[Any]]:
+    """The column values of each row of ``table`` (a model's values as its records hold
+    them, in column order) made SQLite's, as :func:`rows_values` describes."""
     texts: dict[int, Any] = {}
     lengths = plan.lengths
-    times = [(position, dump(list(map(get, records)))) for position, get, dump in plan.times]
+    times = [
+        (position, dump([values[position] for values in table])) for position, _, dump in plan.times
+    ]
     at_once = {position for position, _ in times}
-    for k, record in enumerate(records):
-        values = list(plan.get(record))
+    for k, row in enumerate(table):
+        values = list(row)
         skip = -1
         if lengths is not None and _may_share(plan, values):
             raw = plan.shared_raw(values)
@@ -307,6 +316,103 @@ def rows_values(records: Sequence[M]) -> Iterator[list[Any]]:
             else:
                 values[position] = convert(value)
         yield values
+
+
+@dataclass(frozen=True)
+class _StepFields:
+    """What :func:`step_rows` checks step fields against, made once."""
+
+    names: frozenset[str]
+    """The fields a step has."""
+    defaults: dict[str, Any]
+    """The value of each field that has a default."""
+    get: Callable[[dict[str, Any]], tuple[Any, ...]]
+    """All field values of a complete dict, in column order."""
+    kinds: frozenset[str]
+    roles: frozenset[str]
+    kind: Callable[[Any], Any]
+    role: Callable[[Any], Any]
+    texts: Callable[[Any], tuple[Any, ...]]
+    """The text columns of a row (the episode id among them)."""
+    episode: Callable[[Any], Any]
+    index: Callable[[Any], Any]
+    reward: Callable[[Any], Any]
+    timestamp: Callable[[Any], Any]
+
+
+@cache
+def _step_fields() -> _StepFields:
+    fields = Step.model_fields
+    names = [column for column, *_ in columns(Step)]
+    at = {name: names.index(name) for name in names}
+    texts = [n for n, f in fields.items() if f.annotation is str]
+    return _StepFields(
+        names=frozenset(names),
+        defaults={n: f.default for n, f in fields.items() if not f.is_required()},
+        get=itemgetter(*names),
+        kinds=frozenset(typing.get_args(fields["kind"].annotation)),
+        roles=frozenset(typing.get_args(fields["role"].annotation)),
+        kind=itemgetter(at["kind"]),
+        role=itemgetter(at["role"]),
+        texts=itemgetter(*(at[n] for n in texts)),
+        episode=itemgetter(at["episode_id"]),
+        index=itemgetter(at["index"]),
+        reward=itemgetter(at["reward"]),
+        timestamp=itemgetter(at["timestamp"]),
+    )
+
+
+_TEXT, _NO_REWARD, _NO_TIME = {str}, {float, type(None)}, {datetime, type(None)}
+
+
+def step_values(fields: Iterable[dict[str, Any]]) -> list[tuple[Any, ...]] | None:
+    """The column values of steps given as their fields (``Step``'s keyword arguments, the
+    episode id and index included), as records validated from them would hold them; ``None``
+    when a field is not one a validated ``Step`` holds as it is (a missing or unknown field,
+    a kind or role it does not know, text that is not ``str``, a reward that is not a float,
+    a time that is not a ``datetime``...): validate those into records instead, which says
+    what is wrong or converts what it may.
+
+    Checked column by column at C speed: importers give fields of the right types, and
+    validating them into records costs more than storing them. :func:`step_rows` makes the
+    rows.
+    """
+    known = _step_fields()
+    names, defaults, get = known.names, known.defaults, known.get
+    table = []
+    try:
+        for item in fields:
+            if not item.keys() <= names:
+                return None
+            table.append(get({**defaults, **item}))
+    except KeyError:  # a field without a default is missing
+        return None
+    if not table:
+        return table
+    try:
+        kinds, roles = set(map(known.kind, table)), set(map(known.role, table))
+    except TypeError:  # an unhashable kind or role
+        return None
+    if not (kinds <= known.kinds and roles <= known.roles):
+        return None
+    if not set(map(type, chain.from_iterable(map(known.texts, table)))) <= _TEXT:
+        return None
+    indices = list(map(known.index, table))
+    if set(map(type, indices)) != {int} or min(indices) < 0:
+        return None
+    if "" in set(map(known.episode, table)):
+        return None
+    if not set(map(type, map(known.reward, table))) <= _NO_REWARD:
+        return None
+    if not set(map(type, map(known.timestamp, table))) <= _NO_TIME:
+        return None
+    return table
+
+
+def step_rows(table: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows of steps whose values :func:`step_values` gave: what :func:`rows_values`
+    makes of the records validated from the same fields."""
+    return [tuple(values) for values in _converted(_plan(Step), table)]
 
 
 def to_row(record: BaseModel) -> dict[str, Any]:

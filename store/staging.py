@@ -40,7 +40,7 @@ from typing import IO, Any
 from store.db import _EPISODE_AND_TASK, _ID, _PUT_TASK, HIDDEN, Store, _insert_sql
 from store.locks import retrying
 from store.records import Batch, Episode, Span, Step, Task
-from store.rows import column_names, row_values, rows_values, to_row
+from store.rows import column_names, row_values, rows_values, step_rows, to_row
 
 STAGING = HIDDEN + "import "
 """The start of every staging workspace's name (then the import's key)."""
@@ -71,16 +71,26 @@ _INSERT_BATCH = _insert_sql(
 
 
 def staged(
-    batch: Batch, task: Task, episode: Episode, steps: Sequence[Step], spans: Sequence[Span]
+    batch: Batch,
+    task: Task,
+    episode: Episode,
+    steps: Sequence[Step],
+    spans: Sequence[Span],
+    step_table: Sequence[tuple[Any, ...]] | None = None,
 ) -> StagedEpisode:
-    """An episode ready to stage: its records turned into the rows that will be stored.
+    """An episode ready to stage: its records turned into the rows that will be stored
+    (its steps' rows from ``step_table`` when given: their values as ``store.rows``'s
+    ``step_values`` checked them, for steps not made records).
 
     An import keeps a chunk's episodes until it stages them; kept as tuples of plain values
     rather than records, they cost Python's cyclic garbage collector nothing (it stops
     tracking such tuples), where thousands of live records made every full collection of a
     big import slower.
     """
-    steps_rows = [tuple(r) for r in rows_values(steps)]
+    if step_table is not None:
+        steps_rows = step_rows(step_table)
+    else:
+        steps_rows = [tuple(r) for r in rows_values(steps)]
     return batch, tuple(row_values(task)), tuple(row_values(episode)), steps_rows, spans
 
 

@@ -35,7 +35,16 @@ from store import (
     Task,
     Usage,
 )
-from store.rows import column_names, columns, from_row, row_values, to_row
+from store.rows import (
+    column_names,
+    columns,
+    from_row,
+    row_values,
+    rows_values,
+    step_rows,
+    step_values,
+    to_row,
+)
 
 text = st.text(max_size=40)
 ident = st.text(min_size=1, max_size=20)
@@ -401,3 +410,61 @@ def test_records_round_trip_through_sqlite(tmp_path_factory, task, batch, episod
         )
         assert store.episode(episode.id) == expected
         assert store.steps(episode.id) == owned
+
+
+long_text = st.text(min_size=256, max_size=300)
+"""Step text long enough for the raw record to store it as a reference (``store.raw``)."""
+shared_text_steps = st.builds(
+    lambda observation, before: Step(
+        episode_id="e",
+        index=0,
+        kind="tool_result",
+        observation=observation,
+        raw={"output": before + observation, "n": 1},
+    ),
+    long_text,
+    text,
+)
+
+
+@settings(max_examples=60)
+@given(st.lists(st.one_of(steps, odd_steps, shared_text_steps), min_size=1, max_size=5))
+def test_rows_made_from_step_fields_are_the_rows_of_their_records(records):
+    """Rows made straight from checked fields are those of the records validated from them
+    (zones, NaN, shared raw values and texts stored as references included)."""
+    shared_raw = records[0].raw  # one raw value kept by two steps (encoded once)
+    records = [*records, records[0].model_copy(update={"index": 1, "raw": shared_raw})]
+    fields = [dict(record.__dict__) for record in records]
+    table = step_values(fields)
+    assert table is not None
+    expected = [tuple(row) for row in rows_values(records)]
+    made = step_rows(table)
+    assert len(made) == len(expected)
+    for got, want in zip(made, expected, strict=True):
+        assert all(same(a, b) for a, b in zip(got, want, strict=True))
+    assert step_rows(table) == made  # the table is not changed by making its rows
+
+
+def _fields(**changed):
+    return {"episode_id": "e", "index": 0, "kind": "action", **changed}
+
+
+def test_step_fields_that_a_record_would_not_hold_as_they_are_are_left_to_validation():
+    assert step_values([_fields(), _fields(index=1, thought="t")]) is not None
+    refused = [
+        {"episode_id": "e", "index": 0},  # no kind
+        _fields(kind="dance"),
+        _fields(role="robot"),
+        _fields(kind=["action"]),  # unhashable
+        _fields(notes="extra"),
+        _fields(content=3),
+        _fields(observation=None),
+        _fields(reward=1),  # an int: validation makes it a float
+        _fields(reward=True),
+        _fields(timestamp="2026-01-01T00:00:00Z"),  # text: validation parses it
+        _fields(index=True),
+        _fields(index=-1),
+        _fields(episode_id=""),
+    ]
+    for fields in refused:
+        assert step_values([_fields(index=1), fields]) is None, fields

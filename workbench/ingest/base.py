@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -69,7 +69,9 @@ class ParsedEpisode:
 
     task: Task
     episode: Episode
-    steps: list[Step]
+    steps: Sequence[Step]
+    """The steps, in order (as records, or as ``steps.StepFields``: checked fields made records
+    only when read)."""
     spans: list[Span] = field(default_factory=list)
     batch: Batch | None = None
     """The episode's own batch when the file records one (the workbench's JSONL does);

@@ -26,6 +26,7 @@ from store.staging import (
 )
 from workbench.ingest import formats, storable
 from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
+from workbench.ingest.steps import StepFields
 from workbench.progress import NullProgress, Progress, check_cancel
 
 FileStatus = Literal["imported", "duplicate", "bad", "ignored"]
@@ -241,8 +242,9 @@ class _Import:
         misfit = storable.misfit(report.path, parsed)
         if misfit is not None:
             raise misfit
+        table = parsed.steps.table if isinstance(parsed.steps, StepFields) else None
         try:
-            rows = staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans)
+            rows = staged(batch, parsed.task, parsed.episode, parsed.steps, parsed.spans, table)
             refused = storable.refused(rows)
             if refused == "surrogate":
                 parsed = storable.without_surrogates(parsed)

@@ -115,12 +115,14 @@ def _episode(ctx: ReadContext, data: dict[str, Any], resolved: dict[str, bool]) 
     if not isinstance(info, dict):
         raise ctx.error(where, "info", f"expected an object, got {type(info).__name__}")
     episode_id = ctx.episode_id(task_instance.id)
-    steps = _Steps(ctx, where, episode_id).read(messages)
+    reader = _Steps(ctx, where, episode_id)
+    steps = reader.read(messages)
     config = info.get("config") if isinstance(info.get("config"), dict) else {}
     model = _model_name(config)
     exit_status = info.get("exit_status")
-    times = [step.timestamp for step in steps if step.timestamp is not None]
-    task_prompt = next((s.content for s in steps if s.role == "user"), "")
+    # (read off the fields the steps were checked from: records are made only if need be)
+    times = [t for step in reader.steps if (t := step["timestamp"]) is not None]
+    task_prompt = next((s["content"] for s in reader.steps if s["role"] == "user"), "")
     episode = run_episode(
         ctx,
         task_instance,

@@ -8,13 +8,14 @@ same, and lives here.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, overload
 
 from pydantic import TypeAdapter, ValidationError
 
 from store import Step
+from store.rows import step_values
 from workbench.ingest.base import ReadContext, validation_error
 from workbench.ingest.values import compact_json, indented_json, parse_json
 
@@ -97,18 +98,69 @@ def step_list() -> TypeAdapter[list[Step]]:
     return TypeAdapter(list[Step])
 
 
+class StepFields(Sequence[Step]):
+    """An episode's steps, kept as the fields they were checked from (``store.rows``'s
+    :func:`~store.rows.step_values`), made :class:`Step` records only when read.
+
+    An import stores the steps' rows straight from :attr:`table` (records cost more to make
+    than the rows do to store); anything that reads the steps (a dry run's preview, an
+    importer's own look at them, an error naming a field) gets the records, validated once
+    from the same fields.
+    """
+
+    def __init__(self, episode_id: str, fields: list[dict[str, Any]], table: list[tuple]) -> None:
+        self.episode_id = episode_id
+        """The episode every step names."""
+        self.table = table
+        """Each step's column values, unconverted (see ``store.rows.step_rows``)."""
+        self._fields: list[dict[str, Any]] | None = fields
+        self._records: list[Step] | None = None
+
+    def records(self) -> list[Step]:
+        """The steps as records (validated on first use; the fields passed the same checks)."""
+        if self._records is None:
+            self._records = step_list().validate_python(self._fields)
+            self._fields = None
+        return self._records
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+    @overload
+    def __getitem__(self, index: int) -> Step: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Step]: ...
+    def __getitem__(self, index: int | slice) -> Step | list[Step]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.records())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StepFields):
+            other = other.records()
+        return isinstance(other, list) and self.records() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"StepFields({self.episode_id!r}, {len(self)} steps)"
+
+
 def build_steps(
     ctx: ReadContext,
     where: str,
     episode_id: str,
     fields: Iterable[dict[str, Any]],
     own: bool = False,
-) -> list[Step]:
+) -> Sequence[Step]:
     """Steps from their fields, in order; a field at fault is named as ``steps.<index>``.
 
-    The list is validated in one call: the same checks as one ``Step(...)`` per step, at
-    about half the cost. With ``own``, the field dicts are the caller's own to change (none
-    is shared): each gets its episode and index in place instead of in a copy.
+    Fields of the types a step holds (what importers build) are checked at C speed and kept
+    as they are (:class:`StepFields`: stored without records being made); any other is
+    validated into records here, which converts what it may or says what is wrong, as one
+    ``Step(...)`` per step would. With ``own``, the field dicts are the caller's own to
+    change (none is shared): each gets its episode and index in place instead of in a copy.
     """
     if own:
         items = list(fields)
@@ -116,6 +168,9 @@ def build_steps(
             step["episode_id"], step["index"] = episode_id, i
     else:
         items = [{**step, "episode_id": episode_id, "index": i} for i, step in enumerate(fields)]
+    table = step_values(items)
+    if table is not None:
+        return StepFields(episode_id, items, table)
     try:
         return step_list().validate_python(items)
     except ValidationError as error:

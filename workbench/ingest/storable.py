@@ -27,6 +27,7 @@ from store import Episode, Span, Step, Task
 from store.rows import columns, row_values
 from store.staging import StagedEpisode
 from workbench.ingest.base import IngestError, ParsedEpisode
+from workbench.ingest.steps import StepFields
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -122,6 +123,8 @@ def misfit(path: str, parsed: ParsedEpisode) -> IngestError | None:
     would refuse; None when they fit. The built-in importers never make one; an importer
     passed from Python may."""
     episode, steps = parsed.episode, parsed.steps
+    if isinstance(steps, StepFields) and steps.episode_id == episode.id and not parsed.spans:
+        return None  # (numbered by build_steps)
     fit = list(map(_INDEX, steps)) == list(range(len(steps)))  # (at C speed: the usual case)
     if fit and {episode.id}.issuperset(map(_EPISODE_ID, steps)) and not parsed.spans:
         return None
