@@ -11,7 +11,13 @@ from store import Step, Store
 from workbench.ingest import IngestError, import_paths
 from workbench.ingest import steps as steps_module
 from workbench.ingest.base import ReadContext
-from workbench.ingest.steps import StepFields, build_steps, step_list
+from workbench.ingest.steps import (
+    StepFields,
+    build_steps,
+    first_user_message,
+    step_list,
+    step_times,
+)
 
 CTX = ReadContext(path=Path("log.jsonl"), content_hash="0" * 64, batch_id="b", format="codex")
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -58,3 +64,18 @@ def test_an_import_stores_kept_fields_as_it_stores_validated_records(tmp_path, m
     assert stored_rows(tmp_path / "validated.db") == kept
     kinds = {row[2] for row in kept}
     assert {"tool_call", "tool_result", "message"} <= kinds
+
+
+def test_the_instruction_and_times_are_read_off_kept_fields_as_off_records():
+    fields = [
+        {"kind": "system", "role": "system", "content": "be brief"},
+        {"kind": "message", "role": "assistant", "content": "hello", "timestamp": WHEN},
+        {"kind": "message", "role": "user", "content": "fix the bug"},
+        {"kind": "message", "role": "user", "content": "and the test"},
+    ]
+    kept = build_steps(CTX, "session", "ep", [dict(f) for f in fields])
+    assert isinstance(kept, StepFields)
+    records = list(kept)
+    assert first_user_message(kept) == first_user_message(records) == "fix the bug"
+    assert step_times(kept) == step_times(records) == [None, WHEN, None, None]
+    assert first_user_message(build_steps(CTX, "s", "ep", fields[:2])) == ""

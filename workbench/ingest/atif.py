@@ -58,7 +58,13 @@ from workbench.ingest.record_files import (
     read_records,
     unnamed_task_key,
 )
-from workbench.ingest.steps import ToolCall, build_steps, first_user_message, render_call
+from workbench.ingest.steps import (
+    ToolCall,
+    build_steps,
+    first_user_message,
+    render_call,
+    step_times,
+)
 from workbench.ingest.values import float_or_none, int_or_none, pick, scalar, total
 
 name = "atif"
@@ -120,7 +126,7 @@ def _episode(ctx: ReadContext, record: Record, results: Results | None) -> Parse
         family=_first(described, FAMILY_KEYS) or "",
         instruction=instruction,
     )
-    stamps = [s.timestamp for s in steps if s.timestamp is not None]
+    stamps = [stamp for stamp in step_times(steps) if stamp is not None]
     episode = Episode(
         id=episode_id,
         task_id=task.id,

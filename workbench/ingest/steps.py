@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
 from functools import cache
+from operator import itemgetter
 from typing import Any, overload
 
 from pydantic import TypeAdapter, ValidationError
 
 from store import Step
-from store.rows import step_values
+from store.rows import column_names, step_values
 from workbench.ingest.base import ReadContext, validation_error
 from workbench.ingest.values import compact_json, indented_json, parse_json
 
@@ -88,14 +90,32 @@ def tool_result_step(observation: str, call_id: str, tool_name: str) -> dict[str
 
 
 def first_user_message(steps: Iterable[Step]) -> str:
-    """The text of the first user ``message`` step (the usual instruction); ``""`` if none."""
+    """The text of the first user ``message`` step (the usual instruction); ``""`` if none
+    (read off the fields of :class:`StepFields`, which are not made records for it)."""
+    if isinstance(steps, StepFields):
+        kind, role, content = (_POSITIONS[field] for field in ("kind", "role", "content"))
+        users = (
+            row[content] for row in steps.table if row[kind] == "message" and row[role] == "user"
+        )
+        return next(users, "")
     return next((s.content for s in steps if s.kind == "message" and s.role == "user"), "")
+
+
+def step_times(steps: Sequence[Step]) -> list[datetime | None]:
+    """Each step's time (read off the fields of :class:`StepFields`)."""
+    if isinstance(steps, StepFields):
+        return steps.column("timestamp")
+    return [step.timestamp for step in steps]
 
 
 @cache
 def step_list() -> TypeAdapter[list[Step]]:
     """Validates a whole list of steps in one call (made on first use, not at import)."""
     return TypeAdapter(list[Step])
+
+
+_POSITIONS = {column: position for position, column in enumerate(column_names(Step))}
+"""Where each field of a step is in a row of :attr:`StepFields.table`."""
 
 
 class StepFields(Sequence[Step]):
@@ -115,6 +135,10 @@ class StepFields(Sequence[Step]):
         """Each step's column values, unconverted (see ``store.rows.step_rows``)."""
         self._fields: list[dict[str, Any]] | None = fields
         self._records: list[Step] | None = None
+
+    def column(self, field: str) -> list[Any]:
+        """One field's value for every step, read off :attr:`table` (no record made)."""
+        return list(map(itemgetter(_POSITIONS[field]), self.table))
 
     def records(self) -> list[Step]:
         """The steps as records (validated on first use; the fields passed the same checks)."""
