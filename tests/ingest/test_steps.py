@@ -15,8 +15,8 @@ from workbench.ingest.steps import (
     StepFields,
     build_steps,
     first_user_message,
+    step_column,
     step_list,
-    step_times,
 )
 
 CTX = ReadContext(path=Path("log.jsonl"), content_hash="0" * 64, batch_id="b", format="codex")
@@ -77,5 +77,9 @@ def test_the_instruction_and_times_are_read_off_kept_fields_as_off_records():
     assert isinstance(kept, StepFields)
     records = list(kept)
     assert first_user_message(kept) == first_user_message(records) == "fix the bug"
-    assert step_times(kept) == step_times(records) == [None, WHEN, None, None]
+    assert (
+        step_column(kept, "timestamp")
+        == step_column(records, "timestamp")
+        == [None, WHEN, None, None]
+    )
     assert first_user_message(build_steps(CTX, "s", "ep", fields[:2])) == ""

@@ -63,7 +63,7 @@ from workbench.ingest.steps import (
     build_steps,
     first_user_message,
     render_call,
-    step_times,
+    step_column,
 )
 from workbench.ingest.values import float_or_none, int_or_none, pick, scalar, total
 
@@ -126,7 +126,7 @@ def _episode(ctx: ReadContext, record: Record, results: Results | None) -> Parse
         family=_first(described, FAMILY_KEYS) or "",
         instruction=instruction,
     )
-    stamps = [stamp for stamp in step_times(steps) if stamp is not None]
+    stamps = [stamp for stamp in step_column(steps, "timestamp") if stamp is not None]
     episode = Episode(
         id=episode_id,
         task_id=task.id,

@@ -51,7 +51,7 @@ skipped and the rest of the session is kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,7 +66,7 @@ from workbench.ingest.base import (
     yielded,
 )
 from workbench.ingest.record_files import instruction_key, namespaced
-from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
+from workbench.ingest.steps import build_steps, render_pretty_call, step_column, tool_result_step
 from workbench.ingest.values import as_text, int_or_none, iso_time, scalar, total
 
 name = "claude-code"
@@ -185,15 +185,16 @@ def _episodes(ctx: ReadContext, session: _Session) -> Iterator[ParsedEpisode | I
         yield parsed.parsed
 
 
-def _task_calls(steps: list[Step]) -> dict[str, str]:
+def _task_calls(steps: Sequence[Step]) -> dict[str, str]:
     """Prompt of each sub-agent call (a ``tool_use`` with a ``prompt`` input) → its call id."""
     calls = {}
-    for step in steps:
-        block = step.raw.get("block") if isinstance(step.raw, dict) else None
+    columns = (step_column(steps, field) for field in ("kind", "raw", "tool_call_id"))
+    for kind, raw, call_id in zip(*columns, strict=True):
+        block = raw.get("block") if isinstance(raw, dict) else None
         inputs = block.get("input") if isinstance(block, dict) else None
         prompt = inputs.get("prompt") if isinstance(inputs, dict) else None
-        if step.kind == "tool_call" and isinstance(prompt, str):
-            calls[prompt] = step.tool_call_id
+        if kind == "tool_call" and isinstance(prompt, str):
+            calls[prompt] = call_id
     return calls
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import datetime
 from functools import cache
 from operator import itemgetter
 from typing import Any, overload
@@ -101,11 +100,11 @@ def first_user_message(steps: Iterable[Step]) -> str:
     return next((s.content for s in steps if s.kind == "message" and s.role == "user"), "")
 
 
-def step_times(steps: Sequence[Step]) -> list[datetime | None]:
-    """Each step's time (read off the fields of :class:`StepFields`)."""
+def step_column(steps: Sequence[Step], field: str) -> list[Any]:
+    """One field's value for every step (read off the fields of :class:`StepFields`)."""
     if isinstance(steps, StepFields):
-        return steps.column("timestamp")
-    return [step.timestamp for step in steps]
+        return steps.column(field)
+    return [getattr(step, field) for step in steps]
 
 
 @cache
