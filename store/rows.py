@@ -294,6 +294,11 @@ def _converted(plan: _Plan, table: Sequence[Sequence[Any]]) -> Iterator[list[Any
         (position, dump([values[position] for values in table])) for position, _, dump in plan.times
     ]
     at_once = {position for position, _ in times}
+    converts = [
+        (position, convert, position in plan.json)
+        for position, convert in plan.converts
+        if position not in at_once
+    ]
     for k, row in enumerate(table):
         values = list(row)
         skip = -1
@@ -304,11 +309,11 @@ def _converted(plan: _Plan, table: Sequence[Sequence[Any]]) -> Iterator[list[Any
                 values[skip] = raw
         for position, column in times:
             values[position] = column[k]
-        for position, convert in plan.converts:
+        for position, convert, is_json in converts:
             value = values[position]
-            if value is None or position == skip or position in at_once:  # None stays None
+            if value is None or position == skip:  # None stays None
                 continue
-            if position in plan.json and type(value) in (dict, list):
+            if is_json and type(value) in (dict, list):
                 text = texts.get(id(value))
                 if text is None:
                     text = texts[id(value)] = convert(value)
