@@ -348,7 +348,7 @@ class _StepFields:
 @cache
 def _step_fields() -> _StepFields:
     fields = Step.model_fields
-    names = [column for column, *_ in columns(Step)]
+    names = column_names(Step)
     at = {name: names.index(name) for name in names}
     texts = [n for n, f in fields.items() if f.annotation is str]
     return _StepFields(

@@ -46,14 +46,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from store import Step, Usage
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, json_key, text_of
-from workbench.ingest.steps import build_steps, tool_result_step
+from workbench.ingest.steps import build_steps, step_column, tool_result_step
 from workbench.ingest.swebench_report import (
     Instance,
     id_from_file_name,
@@ -115,14 +115,13 @@ def _episode(ctx: ReadContext, data: dict[str, Any], resolved: dict[str, bool]) 
     if not isinstance(info, dict):
         raise ctx.error(where, "info", f"expected an object, got {type(info).__name__}")
     episode_id = ctx.episode_id(task_instance.id)
-    reader = _Steps(ctx, where, episode_id)
-    steps = reader.read(messages)
+    steps = _Steps(ctx, where, episode_id).read(messages)
     config = info.get("config") if isinstance(info.get("config"), dict) else {}
     model = _model_name(config)
     exit_status = info.get("exit_status")
-    # (read off the fields the steps were checked from: records are made only if need be)
-    times = [t for step in reader.steps if (t := step["timestamp"]) is not None]
-    task_prompt = next((s["content"] for s in reader.steps if s["role"] == "user"), "")
+    times = [time for time in step_column(steps, "timestamp") if time is not None]
+    roles = zip(step_column(steps, "role"), step_column(steps, "content"), strict=True)
+    task_prompt = next((text for role, text in roles if role == "user"), "")
     episode = run_episode(
         ctx,
         task_instance,
@@ -263,7 +262,7 @@ class _Steps:
         """The last action step, while its observation has not come yet."""
         self.tool_names: dict[str, str] = {}
 
-    def read(self, messages: list[Any]) -> list[Step]:
+    def read(self, messages: list[Any]) -> Sequence[Step]:
         for index, message in enumerate(messages):
             self._message(index, message)
         return build_steps(self.ctx, self.where, self.episode_id, self.steps, own=True)

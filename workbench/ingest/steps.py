@@ -88,16 +88,11 @@ def tool_result_step(observation: str, call_id: str, tool_name: str) -> dict[str
     }
 
 
-def first_user_message(steps: Iterable[Step]) -> str:
-    """The text of the first user ``message`` step (the usual instruction); ``""`` if none
-    (read off the fields of :class:`StepFields`, which are not made records for it)."""
-    if isinstance(steps, StepFields):
-        kind, role, content = (_POSITIONS[field] for field in ("kind", "role", "content"))
-        users = (
-            row[content] for row in steps.table if row[kind] == "message" and row[role] == "user"
-        )
-        return next(users, "")
-    return next((s.content for s in steps if s.kind == "message" and s.role == "user"), "")
+def first_user_message(steps: Sequence[Step]) -> str:
+    """The text of the first user ``message`` step (the usual instruction); ``""`` if none."""
+    kinds, roles, texts = (step_column(steps, field) for field in ("kind", "role", "content"))
+    users = zip(kinds, roles, texts, strict=True)
+    return next((text for kind, role, text in users if (kind, role) == ("message", "user")), "")
 
 
 def step_column(steps: Sequence[Step], field: str) -> list[Any]:
