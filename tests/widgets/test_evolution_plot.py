@@ -14,6 +14,7 @@ from tests.evolution.records import NAME, add_gated_checkpoint, write_experiment
 from workbench.evolution import evolution_series
 from workbench.widgets.evolution import EvolutionPlot
 from workbench.widgets.figures import (
+    PNG_MAGIC,
     REGIME_COLORS,
     PngExportWarning,
     degradation_figure,
@@ -23,8 +24,6 @@ from workbench.widgets.figures import (
     size_figure,
     use_rate_figure,
 )
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
@@ -104,6 +103,7 @@ def test_export_without_png_writes_offline_html(series, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="no system chromium")
+@pytest.mark.filterwarnings("error::workbench.widgets.figures.PngExportWarning")
 def test_export_writes_png_through_chromium(series, tmp_path):
     paths = export_evolution(series, tmp_path)
     names = [p.name for p in paths]

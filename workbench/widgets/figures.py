@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import plotly.graph_objects as go
-import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from workbench.evolution import KINDS, Series
@@ -54,6 +53,11 @@ Y_AXES = {
 }
 PNG_SIZE = (1200, 800)
 """Width and height (pixels) of the exported combined figure; single figures are half."""
+PNG_RENDER_SECONDS = 600
+"""Time limit for rendering one image: generous, since a loaded machine renders slowly."""
+PNG_ATTEMPTS = 2
+"""A browser that fails to start or render is started once more before giving up."""
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 class PngExportWarning(UserWarning):
@@ -244,20 +248,45 @@ def export_evolution(
     paths = [out / "evolution.png", *(out / f"{panel}.png" for panel in FIGURES)]
     half = (PNG_SIZE[0] // 2 + 100, PNG_SIZE[1] // 2 + 50)
     sizes = [PNG_SIZE, *[half] * len(FIGURES)]
+    specs = [
+        {"fig": figure.to_dict(), "path": path, "opts": {"format": "png", "width": w, "height": h}}
+        for figure, path, (w, h) in zip(figures, paths, sizes, strict=True)
+    ]
+    reason = ""
+    for _ in range(PNG_ATTEMPTS):
+        try:
+            _render(specs)
+        except Exception as error:
+            reason = " ".join(str(error).split()) or type(error).__name__
+            continue
+        if missing := [path.name for path in paths if not _is_png(path)]:
+            reason = f"chromium wrote no image for {', '.join(missing)}"
+            continue
+        return [html, *paths]
+    for path in paths:
+        path.unlink(missing_ok=True)
+    if "chrome" in reason.lower():
+        reason += " (kaleido needs chromium on PATH or in BROWSER_PATH)"
+    warnings.warn(f"PNG export failed, wrote HTML only: {reason}", PngExportWarning, 2)
+    return [html]
+
+
+def _render(specs: list[dict]) -> None:
+    """Render every spec in one browser: MathJax off (the figures have no TeX, and kaleido
+    would fetch it from a CDN), a render time limit sized for a loaded machine, and the first
+    error raised instead of returned in a list."""
+    import kaleido
+
+    kaleido.write_fig_from_object_sync(
+        specs,
+        kopts={"mathjax": False, "timeout": PNG_RENDER_SECONDS},
+        cancel_on_error=True,
+    )
+
+
+def _is_png(path: Path) -> bool:
     try:
-        pio.write_images(
-            figures,
-            paths,
-            format="png",
-            width=[w for w, _ in sizes],
-            height=[h for _, h in sizes],
-        )
-    except Exception as error:
-        for path in paths:
-            path.unlink(missing_ok=True)
-        reason = " ".join(str(error).split()) or type(error).__name__
-        if "chrome" in reason.lower():
-            reason += " (kaleido needs chromium on PATH or in BROWSER_PATH)"
-        warnings.warn(f"PNG export failed, wrote HTML only: {reason}", PngExportWarning, 2)
-        return [html]
-    return [html, *paths]
+        with path.open("rb") as file:
+            return file.read(8) == PNG_MAGIC
+    except OSError:
+        return False
