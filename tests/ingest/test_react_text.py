@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from store import Store
 from store.db import EpisodeFilter
@@ -237,6 +240,49 @@ def test_an_observation_of_many_lines_is_its_lines_and_the_raw_text_all_of_them(
     [step] = store.steps(only_episode(store).id)
     assert step.observation == f"first line\n{body}"  # blank lines at its end left out
     assert step.raw["text"] == f"Action: look around\n{text}Score: 1"
+
+
+BODY_LINES = st.lists(st.sampled_from(["", "  ", "a box", "shelf 3: end", "Score"]), max_size=40)
+FIELDS = st.lists(
+    st.tuples(st.sampled_from(["Thought", "Action", "Observation", "Obs", "Task"]), BODY_LINES),
+    min_size=1,
+    max_size=6,
+)
+
+
+def _read_steps(path: Path) -> list:
+    """What reading ``path`` gives: each episode's task, outcome and steps, and errors."""
+    ctx = ReadContext(path=path, content_hash="0" * 64, batch_id="b", format="react-text")
+    out = []
+    try:
+        for item in react_text.read(ctx):
+            if isinstance(item, IngestError):
+                out.append(str(item))
+            else:
+                steps = [step.model_dump() for step in item.steps]
+                out.append((item.task.model_dump(), item.episode.model_dump(), steps))
+    except IngestError as error:
+        out.append(str(error))
+    return out
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fields=FIELDS, first=st.sampled_from(["", "first line", "  "]))
+def test_packing_a_long_field_s_lines_reads_the_same_steps(monkeypatch, fields, first):
+    """Lines of a field are packed into strings as they come (to save memory on big
+    observations); with packs of 3 lines the steps read are those read without packing:
+    blank lines at a field's ends, the raw text and where the observation is cut from it."""
+    text = "Task: pack\n" + "".join(
+        f"{label}: {first}\n" + "".join(f"{line}\n" for line in body) for label, body in fields
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.log"
+        path.write_text(text + "Score: 1\n")
+        monkeypatch.setattr(react_text, "_PACK", 10**9)
+        unpacked = _read_steps(path)
+        monkeypatch.setattr(react_text, "_PACK", 3)
+        monkeypatch.setattr(react_text, "_MANY", 4)
+        assert _read_steps(path) == unpacked
 
 
 def test_read_streams_episodes_before_the_end_of_the_file(tmp_path):

@@ -6,6 +6,7 @@ import pytest
 
 from store import Batch, Episode, Step, Task
 from store.staging import staged
+from workbench.ingest import storable
 from workbench.ingest.storable import refused
 
 BATCH = Batch(id="b", name="b")
@@ -38,6 +39,16 @@ def test_plain_rows_are_stored() -> None:
 )
 def test_a_lone_surrogate_in_any_text_column_is_found(fields: dict) -> None:
     assert refused(_rows(_step(0), _step(1, **fields))) == "surrogate"
+
+
+@pytest.mark.parametrize("joined", [0, 10, 1 << 22])
+def test_texts_are_checked_joined_or_one_by_one_alike(monkeypatch, joined: int) -> None:
+    """An episode of much text has its texts checked one by one (no copy of them all)."""
+    monkeypatch.setattr(storable, "JOINED", joined)
+    long = "é" + "a" * 50
+    assert refused(_rows(_step(0, observation=long), _step(1, thought=long))) is None
+    bad = _rows(_step(0, observation=long), _step(1, thought="ok\ud800" + long))
+    assert refused(bad) == "surrogate"
 
 
 def test_an_integer_past_64_bits_is_found_in_a_number_column() -> None:

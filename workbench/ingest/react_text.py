@@ -359,6 +359,8 @@ class _Draft:
     echo: bool = False
     """Opened by ``> think:``, whose ``OK.`` observation is only the environment's echo."""
     raw: list[str] = field(default_factory=list)
+    packed: int = 1
+    """Where the lines not yet packed (see :func:`_pack`) start in the field being read."""
 
     def has_observation(self) -> bool:
         return self.observation is not None and any(map(str.strip, self.observation))
@@ -376,6 +378,44 @@ def _joined(lines: list[str] | None) -> str:
     while end > start and not lines[end - 1].strip():
         end -= 1
     return "\n".join(lines[start:end])
+
+
+_PACK = 1024
+"""Lines of one field packed into one string at a time (see :func:`_pack`)."""
+
+
+def _pack(draft: _Draft, target: list[str] | None) -> None:
+    """Join the lines of the field being read, since its last pack, into one string, in the
+    field and in the raw lines alike (the same object in both).
+
+    A string per line costs about 50 bytes besides its text: a 50 MB observation of short
+    lines would take 80 MB as lines. Joining them as they come keeps it near its text's
+    size. The field's first line (its label's) stays as it is, and so do blank lines at either
+    end of a pack, so that every reader of the lines (:func:`_joined` trimming blank ends,
+    :func:`_label_line` finding the field's lines in the raw ones by identity, the offsets of
+    :func:`_raw_and_observation`) gives the same text as with one string per line.
+    """
+    if target is None or not any(
+        target is f for f in (draft.thought, draft.action, draft.observation)
+    ):
+        return
+    start, stop = draft.packed, len(target)
+    if target is draft.raw or stop - start < _PACK or len(draft.raw) < stop - start:
+        return
+    raw, tail = draft.raw, len(draft.raw) - stop
+    if any(raw[tail + i] is not target[i] for i in range(start, stop)):
+        return  # the field's lines are not the raw lines' last ones: leave both as they are
+    if not target[start - 1].strip():  # blank lines here may be the field's leading ones
+        while start < stop and not target[start].strip():
+            start += 1
+    end = stop  # blank lines at the end may be the field's trailing ones: never packed
+    while end > start and not target[end - 1].strip():
+        end -= 1
+    if end - start < 2:
+        draft.packed = end
+        return
+    target[start:end] = raw[tail + start : tail + end] = ["\n".join(target[start:end])]
+    draft.packed = start + 1
 
 
 class _Episode:
@@ -414,6 +454,8 @@ class _Episode:
         handler(self, line, kind)
         if before is not None and self.draft is before:
             before.raw.append(line.text)
+            if not len(before.raw) % _PACK:
+                _pack(before, self.target)
 
     # step lines
 

@@ -58,13 +58,19 @@ def refused(rows: StagedEpisode) -> str | None:
                 text_at, integer_at = _kinds(model)
                 texts += filter(None, chain.from_iterable(map(text_at, table)))
                 integers += filter(None, chain.from_iterable(map(integer_at, table)))
-        text = "".join(texts)
+        # all at once when that is small; one by one when a copy of all would cost memory
+        whole = ["".join(texts)] if sum(map(len, texts)) <= JOINED else texts
         beyond = bool(integers) and (max(integers) >= 2**63 or min(integers) < -(2**63))
     except TypeError:  # a value of another type where text or an integer is due
         return _refused_value(chain.from_iterable(table for _, table in tables))
-    if not text.isascii() and _SURROGATE.search(text) is not None:
+    if any(not text.isascii() and _SURROGATE.search(text) is not None for text in whole):
         return "surrogate"
     return "integer" if beyond else None
+
+
+JOINED = 1 << 22
+"""Characters of an episode's text checked as one string (a copy of them all); an episode
+with more (a tool output of many MB) has its texts checked one by one instead."""
 
 
 def _refused_value(rows: Iterable[Sequence[Any]]) -> str | None:
