@@ -9,7 +9,8 @@ is included in its rate and CPU: it is measured first and printed per worker (a 
 a Ray actor), and the default 400 episodes make it a few percent of a run (at 48 episodes it
 dominated). CPU is this process's plus every process under it (pool workers, Ray's processes,
 their JVMs), read from ``/proc`` while they live, and printed by kind of process; per episode
-it does not depend on how loaded the machine is, wall-clock rates do. Prints per run the rate,
+it does not depend on how loaded the machine is, wall-clock rates do; the JVMs' share is split by
+thread (the simulator's, the JIT compilers', the collector's). Prints per run the rate,
 CPU per episode and the JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1))
 (target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray instance started here
 with K CPUs) against one local worker, the CPU per episode against one worker's, and which
@@ -30,6 +31,7 @@ of a round meet about the same machine.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -69,6 +71,8 @@ class Run:
     """A digest of each episode's observations, by id."""
     kinds: dict[str, float]
     """CPU seconds per episode by kind of process (:func:`kind`)."""
+    jvm_parts: dict[str, float]
+    """The JVMs' CPU seconds per episode by kind of thread (:func:`thread_kind`)."""
     elapsed: float
     """Wall-clock seconds of the run."""
 
@@ -84,12 +88,33 @@ def kind(process: psutil.Process) -> str:
     return "ray"
 
 
+def thread_kind(name: str) -> str:
+    """What a JVM thread is, by its name: ``jit`` (a compiler thread), ``gc`` (the VM thread,
+    where the serial collector runs, or a collector's own), ``sim`` (the simulator's threads,
+    and the JVM's few others)."""
+    if "Compiler" in name:
+        return "jit"
+    if name == "VM Thread" or "GC" in name:
+        return "gc"
+    return "sim"
+
+
+def _thread_names(pid: int) -> dict[int, str]:
+    names = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            names[int(task.name)] = (task / "comm").read_text().strip()
+    return names
+
+
 class Usage:
     """CPU seconds of this process and everything under it, sampled while they live."""
 
     def __init__(self, every: float = 0.2) -> None:
         self.every, self.seen, self.threads = every, {}, 0
         self.kinds: dict[int, str] = {}
+        self.jvm: dict[tuple[int, int], tuple[str, float]] = {}
+        """CPU seconds of each JVM thread seen, by (process, thread), with its kind."""
         self.me = psutil.Process()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
@@ -105,8 +130,17 @@ class Usage:
                     )
                     if process.name() == "java":
                         self.threads = max(self.threads, process.num_threads())
+                        self._read_jvm(process)
             except psutil.Error:  # it ended between the listing and the read
                 pass
+
+    def _read_jvm(self, process: psutil.Process) -> None:
+        names = _thread_names(process.pid)
+        for thread in process.threads():
+            name = names.get(thread.id)
+            if name is not None:
+                cpu = thread.user_time + thread.system_time
+                self.jvm[process.pid, thread.id] = (thread_kind(name), cpu)
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every):
@@ -117,6 +151,7 @@ class Usage:
         """Count the CPU spent inside the block (processes already running count from here)."""
         self._read()
         before, own = dict(self.seen), time.process_time()
+        jvm_before = dict(self.jvm)
         self._thread.start()
         try:
             yield self
@@ -129,6 +164,10 @@ class Usage:
                 name = self.kinds[pid]
                 self.by_kind[name] = self.by_kind.get(name, 0.0) + cpu - before.get(pid, 0.0)
             self.total = sum(self.by_kind.values())
+            self.jvm_parts: dict[str, float] = {}
+            for key, (part, cpu) in self.jvm.items():
+                spent = cpu - jvm_before.get(key, (part, 0.0))[1]
+                self.jvm_parts[part] = self.jvm_parts.get(part, 0.0) + spent
 
 
 def played(store: Store, batch: str) -> dict[str, str]:
@@ -191,10 +230,13 @@ def measure(
             played(store, "bench"),
             seen(store, "bench"),
             {name: cpu / n for name, cpu in sorted(usage.by_kind.items())},
+            {part: cpu / n for part, cpu in sorted(usage.jvm_parts.items())},
             elapsed,
         )
     if not quiet:
         kinds = ", ".join(f"{name} {cpu:.3f}" for name, cpu in run.kinds.items())
+        parts = ", ".join(f"{part} {cpu:.3f}" for part, cpu in run.jvm_parts.items())
+        kinds += f"; jvm: {parts}" if parts else ""
         print(
             f"  {label:22}: {run.rate:6.1f} episodes/min  {run.cpu:5.3f} s CPU/episode "
             f"({kinds})  JVM threads {run.jvm_threads:3}  played "
