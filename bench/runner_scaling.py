@@ -10,7 +10,10 @@ a Ray actor), and the default 400 episodes make it a few percent of a run (at 48
 dominated). CPU is this process's plus every process under it (pool workers, Ray's processes,
 their JVMs), read from ``/proc`` while they live, and printed by kind of process; per episode
 it does not depend on how loaded the machine is, wall-clock rates do; the JVMs' share is split by
-thread (the simulator's, the JIT compilers', the collector's). Prints per run the rate,
+thread (the simulator's, the JIT compilers', the collector's). Each JVM compiles the
+simulator's hot code again (about 10 s of CPU for its compilers, and slower episodes until
+then), which K workers pay K times: so the rate is also printed over each run's second half
+(``warm``), and so is the efficiency of those rates. Prints per run the rate,
 CPU per episode and the JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1))
 (target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray instance started here
 with K CPUs) against one local worker, the CPU per episode against one worker's, and which
@@ -75,6 +78,9 @@ class Run:
     """The JVMs' CPU seconds per episode by kind of thread (:func:`thread_kind`)."""
     elapsed: float
     """Wall-clock seconds of the run."""
+    warm: float
+    """Episodes per minute over the run's second half (by the episodes' end times): the rate
+    once every worker's JVM has compiled the simulator's hot code."""
 
 
 def kind(process: psutil.Process) -> str:
@@ -188,6 +194,16 @@ def seen(store: Store, batch: str) -> dict[str, str]:
     }
 
 
+def warm_rate(store: Store, batch: str) -> float:
+    """Episodes per minute between the end of the batch's middle episode and its last."""
+    ends = sorted(e.ended_at for e in store.episodes(EpisodeFilter(batch=batch)) if e.ended_at)
+    if len(ends) < 4:
+        return float("nan")
+    half = len(ends) // 2
+    seconds = (ends[-1] - ends[half]).total_seconds()
+    return (len(ends) - 1 - half) / seconds * 60 if seconds > 0 else float("nan")
+
+
 def digest(value: object) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:12]
 
@@ -232,13 +248,15 @@ def measure(
             {name: cpu / n for name, cpu in sorted(usage.by_kind.items())},
             {part: cpu / n for part, cpu in sorted(usage.jvm_parts.items())},
             elapsed,
+            warm_rate(store, "bench"),
         )
     if not quiet:
         kinds = ", ".join(f"{name} {cpu:.3f}" for name, cpu in run.kinds.items())
         parts = ", ".join(f"{part} {cpu:.3f}" for part, cpu in run.jvm_parts.items())
         kinds += f"; jvm: {parts}" if parts else ""
         print(
-            f"  {label:22}: {run.rate:6.1f} episodes/min  {run.cpu:5.3f} s CPU/episode "
+            f"  {label:22}: {run.rate:6.1f} episodes/min ({run.warm:6.1f} warm)  "
+            f"{run.cpu:5.3f} s CPU/episode "
             f"({kinds})  JVM threads {run.jvm_threads:3}  played "
             f"{digest(sorted(run.played.items()))}  load {os.getloadavg()[0]:.1f}",
             flush=True,
@@ -320,12 +338,14 @@ def efficiency(rounds: list[Round], kind: str, workers: int) -> str:
     values = [r.runs[kind].rate / (workers * r.runs["one"].rate) for r in rounds]
     of_machine = statistics.median(v / r.machine for v, r in zip(values, rounds, strict=True))
     cpu = statistics.median(r.runs[kind].cpu / r.runs["one"].cpu for r in rounds)
+    warm = statistics.median(r.runs[kind].warm / (workers * r.runs["one"].warm) for r in rounds)
     value = statistics.median(values)
     verdict = "OK" if value >= 0.8 else "BELOW TARGET"
     each = ", ".join(f"{v:.2f}" for v in sorted(values))
     return (
         f"{value:.2f} (target >= 0.8) {verdict}, median of {len(values)} round(s): {each}; "
-        f"{of_machine:.2f} of the machine's own; CPU per episode x{cpu:.2f} of 1 worker's"
+        f"{of_machine:.2f} of the machine's own; CPU per episode x{cpu:.2f} of 1 worker's; "
+        f"warm (each run's second half): {warm:.2f}"
     )
 
 
