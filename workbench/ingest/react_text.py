@@ -359,8 +359,10 @@ class _Draft:
     echo: bool = False
     """Opened by ``> think:``, whose ``OK.`` observation is only the environment's echo."""
     raw: list[str] = field(default_factory=list)
+    packing: list[str] | None = None
+    """The field whose lines :func:`_pack` packs (the one being read when it last ran)."""
     packed: int = 1
-    """Where the lines not yet packed (see :func:`_pack`) start in the field being read."""
+    """Where the lines not yet packed start in that field."""
 
     def has_observation(self) -> bool:
         return self.observation is not None and any(map(str.strip, self.observation))
@@ -399,6 +401,8 @@ def _pack(draft: _Draft, target: list[str] | None) -> None:
         target is f for f in (draft.thought, draft.action, draft.observation)
     ):
         return
+    if draft.packing is not target:  # (a thought's, then the observation's)
+        draft.packing, draft.packed = target, 1
     start, stop = draft.packed, len(target)
     if target is draft.raw or stop - start < _PACK or len(draft.raw) < stop - start:
         return
