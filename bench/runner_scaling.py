@@ -34,7 +34,6 @@ of a round meet about the same machine.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -105,14 +104,6 @@ def thread_kind(name: str) -> str:
     return "sim"
 
 
-def _thread_names(pid: int) -> dict[int, str]:
-    names = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            names[int(task.name)] = (task / "comm").read_text().strip()
-    return names
-
-
 class Usage:
     """CPU seconds of this process and everything under it, sampled while they live."""
 
@@ -141,12 +132,16 @@ class Usage:
                 pass
 
     def _read_jvm(self, process: psutil.Process) -> None:
-        names = _thread_names(process.pid)
         for thread in process.threads():
-            name = names.get(thread.id)
-            if name is not None:
-                cpu = thread.user_time + thread.system_time
-                self.jvm[process.pid, thread.id] = (thread_kind(name), cpu)
+            key = process.pid, thread.id
+            part = self.jvm[key][0] if key in self.jvm else None
+            if part is None:  # a thread not seen yet: its name, read once
+                try:
+                    name = Path(f"/proc/{key[0]}/task/{key[1]}/comm").read_text().strip()
+                except OSError:  # it ended since the listing
+                    continue
+                part = thread_kind(name)
+            self.jvm[key] = (part, thread.user_time + thread.system_time)
 
     def _sample(self) -> None:
         while not self._stop.wait(self.every):

@@ -67,6 +67,12 @@ def column_names(model: type[BaseModel]) -> list[str]:
     return [column for column, *_ in columns(model)]
 
 
+@cache
+def column_positions(model: type[BaseModel]) -> dict[str, int]:
+    """Where each flat column of ``model`` is in its rows (:func:`row_values`)."""
+    return {column: position for position, column in enumerate(column_names(model))}
+
+
 Convert = Callable[[Any], Any] | None
 """How a field's Python value becomes its column value; ``None``: it is stored as it is."""
 
@@ -349,7 +355,7 @@ class _StepFields:
 def _step_fields() -> _StepFields:
     fields = Step.model_fields
     names = column_names(Step)
-    at = {name: names.index(name) for name in names}
+    at = column_positions(Step)
     texts = [n for n, f in fields.items() if f.annotation is str]
     return _StepFields(
         names=frozenset(names),

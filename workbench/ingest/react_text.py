@@ -404,7 +404,7 @@ def _pack(draft: _Draft, target: list[str] | None) -> None:
     if draft.packing is not target:  # (a thought's, then the observation's)
         draft.packing, draft.packed = target, 1
     start, stop = draft.packed, len(target)
-    if target is draft.raw or stop - start < _PACK or len(draft.raw) < stop - start:
+    if stop - start < _PACK or len(draft.raw) < stop - start:
         return
     raw, tail = draft.raw, len(draft.raw) - stop
     if any(raw[tail + i] is not target[i] for i in range(start, stop)):

@@ -16,7 +16,7 @@ from typing import Any, overload
 from pydantic import TypeAdapter, ValidationError
 
 from store import Step
-from store.rows import column_names, step_values
+from store.rows import column_positions, step_values
 from workbench.ingest.base import ReadContext, validation_error
 from workbench.ingest.values import compact_json, indented_json, parse_json
 
@@ -108,10 +108,6 @@ def step_list() -> TypeAdapter[list[Step]]:
     return TypeAdapter(list[Step])
 
 
-_POSITIONS = {column: position for position, column in enumerate(column_names(Step))}
-"""Where each field of a step is in a row of :attr:`StepFields.table`."""
-
-
 class StepFields(Sequence[Step]):
     """An episode's steps, kept as the fields they were checked from (``store.rows``'s
     :func:`~store.rows.step_values`), made :class:`Step` records only when read.
@@ -132,7 +128,7 @@ class StepFields(Sequence[Step]):
 
     def column(self, field: str) -> list[Any]:
         """One field's value for every step, read off :attr:`table` (no record made)."""
-        return list(map(itemgetter(_POSITIONS[field]), self.table))
+        return list(map(itemgetter(column_positions(Step)[field]), self.table))
 
     def records(self) -> list[Step]:
         """The steps as records (validated on first use; the fields passed the same checks)."""
