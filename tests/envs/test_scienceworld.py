@@ -48,6 +48,15 @@ def test_views_without_taking_a_step(scienceworld):
     assert scienceworld.step("open door to kitchen").observation == "The door is now open."
 
 
+def test_valid_actions_are_the_simulators_own_list_in_its_order(scienceworld):
+    # read as one JSON document, they must be what the simulator's list call gives, in order
+    scienceworld.reset(EnvTask("use-thermometer", 0, "train"), seed=1)
+    for action in ("look around", "open door to kitchen", "go to kitchen"):
+        scienceworld.step(action)
+        own = [str(a) for a in scienceworld._env.get_valid_action_object_combinations()]
+        assert len(own) > 100 and scienceworld.valid_actions() == own
+
+
 def test_missing_java_is_reported_with_the_install_command(monkeypatch):
     monkeypatch.setenv("PATH", "")
     with pytest.raises(JavaMissing, match="default-jre-headless"):
