@@ -86,7 +86,10 @@ collector's parallel and concurrent threads, up to a dozen compiler threads, a q
 memory), so each worker's JVM competed with the others for every core. Measured with
 ``bench/runner_scaling.py``: 17 threads instead of 24 on 2 cores, CPU per episode no higher,
 and the same actions and outcomes as with the defaults (gold paths kept alike). The quick
-compiler alone (``-XX:TieredStopAtLevel=1``) cost more CPU per episode than it saved.
+compiler alone (``-XX:TieredStopAtLevel=1``) cost more CPU per episode than it saved, and so
+did the optimizing one alone (``-XX:-TieredCompilation``: compilers −40%, simulator +35%) and
+less inlining (``-XX:MaxInlineLevel=9 -XX:InlineSmallCode=1000``: compilers −30%, simulator
+slower).
 
 Then, per thread of the JVM (400 episodes on 2 workers): the optimizing compiler was a
 quarter of its CPU — a cost each worker's JVM pays again while it warms up, over its first
