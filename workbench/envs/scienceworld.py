@@ -256,12 +256,12 @@ class ScienceWorld:
     def valid_actions(self) -> list[str]:
         """The simulator's valid action-object combinations, in its (sorted) order.
 
-        Read as one JSON document: the plain list comes back over py4j one element per round
-        trip — 800 to 3,000 of them per call in the families' kitchens, a sixth of a worker's
-        time in episodes that ask.
+        Read as one JSON document (the simulator's list with templates): the plain list
+        comes back over py4j one element per round trip — 800 to 3,000 of them per call in
+        the families' kitchens, a sixth of a worker's time in episodes that ask.
         """
-        combinations = json.loads(self._env.server.getValidActionObjectCombinationsJSON())
-        return sorted(str(c["action"]) for c in combinations["validActions"])
+        combinations = self._env.get_valid_action_object_combinations_with_templates()
+        return sorted(str(c["action"]) for c in combinations)
 
     def look(self) -> str:
         return str(self._env.look())
