@@ -15,15 +15,25 @@ virtual machine whose CPU time for the same work swings by a third from one seco
 next, the two runs of a round meet about the same conditions, and the median of the rounds
 is steadier than the least of each side taken apart.
 
+``--instructions`` counts instead the machine instructions each side executes (valgrind's
+cachegrind, one run each, in child processes that differ only in the work: an import, the
+anchor, or neither, each after opening a store). The count does not depend on the machine's
+load, repeats within about 0.2%, and tells the work a change saves from the memory stalls and
+drift that CPU time also holds; the target is still read from CPU time.
+
     python bench/import_speed.py [--steps 20000] [--repeat 5] [--formats workbench,openai-chat,...]
+        [--instructions]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -143,14 +153,20 @@ class Measured:
         return sorted(o / t for o, t in zip(self.ours, self.theirs, strict=True))
 
 
-def run(fmt: str, folder: Path, n_steps: int, repeat: int) -> Measured:
-    """CPU seconds of ``repeat`` rounds of the import and the anchor (in turns), and the least
-    of a bare parse, for ``fmt``."""
+def prepared(fmt: str, folder: Path, n_steps: int) -> tuple[Path, float, int, dict[str, Path]]:
+    """``fmt``'s synthetic file of about ``n_steps`` steps, the CPU seconds of its first import
+    and the steps it stored, and the anchor's input (the rows that import stored)."""
     folder.mkdir()
     episodes = max(1, round(n_steps / steps_per_episode(fmt, folder / "probe")))
     source = _synthetic.format_file(fmt, folder, episodes)
     first, stored = workbench_import(folder / "import-0.db", source, fmt)
-    rows = dump_rows(folder / "import-0.db", folder)
+    return source, first, stored, dump_rows(folder / "import-0.db", folder)
+
+
+def run(fmt: str, folder: Path, n_steps: int, repeat: int) -> Measured:
+    """CPU seconds of ``repeat`` rounds of the import and the anchor (in turns), and the least
+    of a bare parse, for ``fmt``."""
+    source, first, stored, rows = prepared(fmt, folder, n_steps)
     ours, theirs = [first], [anchor(folder / "anchor-0.db", rows)]
     for k in range(1, repeat):  # taken in turns, so that both meet the same load
         ours.append(workbench_import(folder / f"import-{k}.db", source, fmt)[0])
@@ -158,16 +174,93 @@ def run(fmt: str, folder: Path, n_steps: int, repeat: int) -> Measured:
     return Measured(stored, ours, theirs, min(parse_only(source) for _ in range(repeat)))
 
 
+VALGRIND = [
+    "valgrind",
+    "--tool=cachegrind",
+    "--cache-sim=no",
+    "--cachegrind-out-file=/dev/null",
+]
+_REFS = re.compile(r"I\s+refs:\s+([\d,]+)")
+CHILD_ENV = {"OPENBLAS_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+"""A child's environment beyond the parent's: numpy's BLAS threads (pandas comes with
+sqlite-utils) spin under valgrind for as long as it runs, and string hashes change the
+order of some work, both adding instructions that differ from run to run."""
+
+
+def instructions(fmt: str, folder: Path, n_steps: int) -> tuple[int, int, int]:
+    """Steps stored, and the instructions of an import of ``fmt``'s file and of the anchor,
+    each beyond those of a child process that does neither."""
+    source, _, stored, _ = prepared(fmt, folder, n_steps)  # (its rows: written as files)
+    (folder / "source.txt").write_text(str(source))
+    counts = {}
+    for work in ("neither", "import", "anchor"):
+        command = [*VALGRIND, sys.executable, __file__, "--child", work, "--folder", str(folder)]
+        done = subprocess.run(
+            [*command, "--formats", fmt],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **CHILD_ENV},
+        )
+        found = _REFS.search(done.stderr)
+        if done.returncode != 0 or found is None:
+            sys.exit(f"{fmt}: the {work} child failed under valgrind:\n{done.stderr[-2000:]}")
+        counts[work] = int(found.group(1).replace(",", ""))
+    return stored, counts["import"] - counts["neither"], counts["anchor"] - counts["neither"]
+
+
+def child(work: str, folder: Path, fmt: str) -> None:
+    """One side's work (or ``neither``) after opening a store, as ``instructions`` counts it."""
+    with Store(folder / f"child-{work}-store.db"):
+        pass
+    if work == "import":
+        workbench_import(folder / "child.db", Path((folder / "source.txt").read_text()), fmt)
+    elif work == "anchor":
+        anchor(folder / "child.db", {table: folder / f"{table}.jsonl" for table in TABLES})
+    for path in folder.glob("child*.db*"):
+        path.unlink()
+
+
+def count_instructions(wanted: list[str], n_steps: int) -> None:
+    """Print the instructions per step of each format's import and of the anchor."""
+    print(f"{'format':15} {'steps':>7} {'import':>13} {'anchor':>13}  import/anchor")
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in wanted:
+            steps, ours, theirs = instructions(fmt, Path(tmp) / fmt, n_steps)
+            shutil.rmtree(Path(tmp) / fmt)
+            worst = max(worst, ours / theirs)
+            print(
+                f"{fmt:15} {steps:7,} {ours / steps:>7,.0f} ins. {theirs / steps:>7,.0f} ins."
+                f"  {ours / theirs:13.3f}"
+            )
+    print(f"instructions per step, worst import/anchor: {worst:.3f} (the target is CPU time)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_000, help="about this many per format")
     parser.add_argument("--repeat", type=int, default=5, help="rounds of the import and anchor")
     parser.add_argument("--formats", default=",".join(formats.names()))
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under valgrind instead of timing (one run each side)",
+    )
+    parser.add_argument("--child", choices=["neither", "import", "anchor"], help=argparse.SUPPRESS)
+    parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     wanted = args.formats.split(",")
     unknown = [fmt for fmt in wanted if fmt not in formats.names()]
     if unknown:
         parser.error(f"unknown format(s) {', '.join(unknown)}; known: {', '.join(formats.names())}")
+    if args.child:
+        child(args.child, args.folder, wanted[0])
+        return
+    if args.instructions:
+        if shutil.which("valgrind") is None:
+            parser.error("--instructions needs valgrind on PATH (Debian: apt-get install valgrind)")
+        count_instructions(wanted, args.steps)
+        return
     print(
         f"{'format':15} {'steps':>7} {'import':>9} {'anchor':>9} {'parse':>8}  least/least"
         "  import/anchor by round: median [quartiles]"
