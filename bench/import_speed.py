@@ -18,7 +18,7 @@ is steadier than the least of each side taken apart.
 ``--instructions`` counts instead the machine instructions each side executes (valgrind's
 cachegrind, one run each, in child processes that differ only in the work: an import, the
 anchor, or neither, each after opening a store). The count does not depend on the machine's
-load, repeats within about 0.2%, and tells the work a change saves from the memory stalls and
+load, repeats within about 0.3%, and tells the work a change saves from the memory stalls and
 drift that CPU time also holds; the target is still read from CPU time.
 
     python bench/import_speed.py [--steps 20000] [--repeat 5] [--formats workbench,openai-chat,...]
