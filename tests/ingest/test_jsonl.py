@@ -193,6 +193,8 @@ JSON_LINES = [
     b'{"a": "\xff"}\n{"b": 2}\n\xef\xbb\xbf{"bom": 1}\n{"nan": NaN}\n{"big": 1e400}\n',
     b'{\x00"nul": 1}\n\xc2\xa0\n{"nbsp": 1}\n"string"\n7\n{"x": 1}{"y": 2}\n',
     b'{"long": "' + b"x" * 200 + b'"}\n' + '{"é": "☃"}\n'.encode() * 9 + b"\x0b\x0c\n",
+    b'{"int": 123456789012345678901234567890, "neg": -9223372036854775809, "dup": 1, "dup": 2}\n'
+    b'{"lone": "\\ud800"}\n{"float": 2.2250738585072011e-308, "tiny": 5e-324, "e": 1E5}\n',
     b"",
 ]
 

@@ -13,7 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.rows import json_encoder
-from workbench.ingest.values import compact_json, indented_json, json_within, loads, parse_json
+from workbench.ingest.values import (
+    UNREAD,
+    compact_json,
+    fast_json,
+    indented_json,
+    json_within,
+    loads,
+    parse_json,
+)
 
 KEYS = st.text(alphabet=st.sampled_from('ab"\\é☃\u2028\x00\n'), max_size=4)
 LEAVES = (
@@ -63,6 +71,50 @@ def test_values_json_dumps_would_refuse_are_refused_alike():
 def test_parsed_json_is_what_json_loads_reads(value, after):
     text = json.dumps(value, ensure_ascii=False) + after
     assert _outcome(parse_json, text) == _outcome(json.loads, text)  # (reprs: NaN alike)
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES, st.sampled_from(["", " ", "\n", "\r\n", " x", "\x0b"]))
+def test_fast_json_reads_what_json_loads_reads_or_leaves_it(value, after):
+    text = json.dumps(value, ensure_ascii=False) + after
+    fast = fast_json(text.encode("utf-8", "surrogatepass"))
+    if fast is not UNREAD:
+        assert _outcome(lambda: fast) == _outcome(json.loads, text)
+
+
+def test_fast_json_leaves_what_msgspec_reads_otherwise_to_json():
+    """What ``json.loads`` reads and msgspec would not (or would read as another value) is
+    left to ``json``: non-finite numbers, a number beyond a float's range, lone surrogates,
+    bytes that are not UTF-8, deep nesting, a byte-order mark."""
+    for data in [
+        b'{"a": NaN}',
+        b"[Infinity, -Infinity]",
+        b'{"a": 1e400}',
+        b'{"a": "\\ud800"}',
+        '{"a": "\ud800"}',
+        b'{"a": "\xff"}',
+        b'{"a": "\xed\xa0\x80"}',
+        b"[" * 5000 + b"]" * 5000,
+        b'\xef\xbb\xbf{"a": 1}',
+        '{"a": 1}'.encode("utf-16"),
+    ]:
+        assert fast_json(data) is UNREAD
+    for data in [b"123456789012345678901234567890", b"-9223372036854775809", b"18446744073709551616"]:
+        assert fast_json(data) == json.loads(data) and type(fast_json(data)) is int
+    assert fast_json(memoryview(b'x{"a": [1, 2.5]}\n')[1:]) == {"a": [1, 2.5]}
+
+
+def test_bytes_are_read_as_json_loads_reads_them():
+    for data in [
+        '{"é": "☃"}'.encode(),
+        b'\xef\xbb\xbf{"a": 1}',
+        '{"a": 1}'.encode("utf-16"),
+        '{"a": 1}'.encode("utf-32-le"),
+        b'{"a": "\xff"}',
+        b'{"a": NaN, "b": 1e999}',
+        b"[1, 2",
+    ]:
+        assert _outcome(loads, data) == _outcome(json.loads, data)
 
 
 def test_broken_json_fails_as_json_loads_fails():

@@ -22,7 +22,9 @@ from store import Batch, Episode, Outcome, Source, Span, Step, Task
 from workbench.ingest.values import (
     MAX_DEPTH,
     TOO_DEEP,
+    UNREAD,
     compact_json,
+    fast_json,
     float_or_none,
     json_within,
     loads,
@@ -452,6 +454,9 @@ def _block_records(ctx: ReadContext, held: list[bytes | bytearray], number: int)
     line of :data:`BIG_LINE` or more is yielded, the block's text is cut to what follows it.
     """
     block = held.pop()
+    if len(block) < BIG_LINE:  # every line short: read from the bytes
+        yield from _short_lines(ctx, block, number)
+        return
     try:
         text = block.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:  # line by line, to name the line at fault
@@ -481,6 +486,32 @@ def _block_records(ctx: ReadContext, held: list[bytes | bytearray], number: int)
         if raw.strip(_ASCII_SPACE):
             yield from _line_record(ctx, number, raw.encode("utf-8", "surrogatepass"))
         pos = stop
+
+
+def _short_lines(ctx: ReadContext, block: bytes | bytearray, number: int) -> Iterator[Any]:
+    """The records of a block shorter than :data:`BIG_LINE`, the first line ``number + 1``.
+
+    A line that opens an object is read from the block's bytes by :func:`fast_json`; one it
+    leaves, or that is anything else, is read on its own (:func:`_line_record`), which also
+    names what is wrong with it.
+    """
+    view = memoryview(block)
+    pos, size = 0, len(block)
+    while pos < size:
+        number += 1
+        newline = block.find(b"\n", pos)
+        stop = size if newline < 0 else newline + 1
+        if block[pos] == _OPEN and block[pos + 1 : pos + 2] != b"\x00":  # as json_line reads it
+            value = fast_json(view[pos:stop])
+            if value is not UNREAD:
+                pos = stop
+                yield number, value
+                continue
+        yield from _line_record(ctx, number, bytes(view[pos:stop]))
+        pos = stop
+
+
+_OPEN = ord("{")
 
 
 def _raw_lines(block: bytes) -> list[bytes]:
