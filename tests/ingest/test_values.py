@@ -99,7 +99,11 @@ def test_fast_json_leaves_what_msgspec_reads_otherwise_to_json():
         '{"a": 1}'.encode("utf-16"),
     ]:
         assert fast_json(data) is UNREAD
-    for data in [b"123456789012345678901234567890", b"-9223372036854775809", b"18446744073709551616"]:
+    for data in [
+        b"123456789012345678901234567890",
+        b"-9223372036854775809",
+        b"18446744073709551616",
+    ]:
         assert fast_json(data) == json.loads(data) and type(fast_json(data)) is int
     assert fast_json(memoryview(b'x{"a": [1, 2.5]}\n')[1:]) == {"a": [1, 2.5]}
 
