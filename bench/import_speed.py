@@ -48,7 +48,7 @@ import sqlite_utils  # imported before any clock starts (it pulls in pandas when
 from store import Episode, Step, Store, Task
 from store.raw import restored
 from store.rows import columns
-from workbench.ingest import formats, import_paths
+from workbench.ingest import formats, import_paths, imports
 
 FTS_COLUMNS = ["content", "thought", "action", "observation"]
 """The step text the workbench indexes; the anchor indexes the same columns."""
@@ -213,10 +213,17 @@ def child(work: str, folder: Path, fmt: str) -> None:
 
     Every child creates one store (its schema's migrations); the import's is the database it
     then imports into, as the timed rounds leave creating it out of the import's CPU.
+
+    The import stages its chunks at the first chunk's size (``imports.CHUNK_ROWS``), as it does
+    running natively here, where a chunk holds the write lock about 0.1 s: an import sizes
+    its chunks by how long the last one held the lock, and valgrind's fifty-fold slowdown
+    would halve them to about 125 rows (the count would then hold dozens of transactions
+    and index merges that a native import does not make, and would change with the load).
     """
     with Store(folder / ("child.db" if work == "import" else "child-store.db")):
         pass
     if work == "import":
+        imports.next_size = lambda size, held, largest=0: size
         workbench_import(folder / "child.db", Path((folder / "source.txt").read_text()), fmt)
     elif work == "anchor":
         anchor(folder / "child.db", {table: folder / f"{table}.jsonl" for table in TABLES})
