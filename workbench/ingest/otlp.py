@@ -65,8 +65,10 @@ from workbench.ingest.base import (
 from workbench.ingest.record_files import instruction_key, namespaced
 from workbench.ingest.steps import build_steps, render_pretty_call, tool_result_step
 from workbench.ingest.values import (
+    UNREAD,
     as_text,
     compact_json,
+    fast_json,
     int_or_none,
     loads,
     parse_json,
@@ -154,24 +156,25 @@ def _records(ctx: ReadContext, streamed: bool = False) -> Iterator[tuple[str, An
         return
     with ctx.open() as handle:
         data = handle.read()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ctx.error(f"byte {error.start}", "", "not UTF-8 text") from None
-    try:
-        document = loads(text)
-    except json.JSONDecodeError as error:
-        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        if not (first.startswith("{") and first.endswith("}")):
-            where = f"line {error.lineno} column {error.colno}"
-            raise ctx.error(where, "", f"invalid JSON: {error.msg}") from None
+    document = fast_json(data)  # (read from the bytes: no decoded copy of a big file)
+    if document is UNREAD:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ctx.error(f"byte {error.start}", "", "not UTF-8 text") from None
+        try:
+            document = loads(text)
+        except json.JSONDecodeError as error:
+            first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+            if not (first.startswith("{") and first.endswith("}")):
+                where = f"line {error.lineno} column {error.colno}"
+                raise ctx.error(where, "", f"invalid JSON: {error.msg}") from None
+            yield from _lines(ctx, enumerate(text.splitlines(), start=1))
+            return
+    if isinstance(document, list):  # an array of TracesData objects
+        yield from ((f"record {i}", item) for i, item in enumerate(document, start=1))
     else:
-        if isinstance(document, list):  # an array of TracesData objects
-            yield from ((f"record {i}", item) for i, item in enumerate(document, start=1))
-        else:
-            yield "record 1", document
-        return
-    yield from _lines(ctx, enumerate(text.splitlines(), start=1))
+        yield "record 1", document
 
 
 def _lines(ctx: ReadContext, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, Any]]:
