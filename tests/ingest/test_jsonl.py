@@ -177,8 +177,11 @@ def _records_line_by_line(path: Path) -> list[tuple]:
     return out
 
 
-def _records_in_blocks(path: Path) -> list[tuple]:
-    ctx = ReadContext(path=path, content_hash="0" * 64, batch_id="b", format="workbench")
+def _records_in_blocks(path: Path, in_memory: bool = False) -> list[tuple]:
+    content = path.read_bytes() if in_memory else None
+    ctx = ReadContext(
+        path=path, content_hash="0" * 64, batch_id="b", format="workbench", content=content
+    )
     return [
         (item.where, item.message.removeprefix("invalid JSON: "))
         if isinstance(item, IngestError)
@@ -207,3 +210,5 @@ def test_json_lines_read_in_blocks_give_what_reading_them_line_by_line_gave(
     path = tmp_path / "lines.jsonl"
     path.write_bytes(data)
     assert _records_in_blocks(path) == _records_line_by_line(path)
+    # a small file the import read already is read where it is, as one block
+    assert _records_in_blocks(path, in_memory=True) == _records_line_by_line(path)

@@ -146,6 +146,16 @@ class ReadContext:
             handle.read(len(BOM))
         return handle
 
+    def in_memory(self) -> bytes | None:
+        """The file's bytes when the import read them already (after a byte order mark, as
+        :meth:`open` skips it), counted as read; ``None`` when the file is to be opened."""
+        if self.content is None:
+            return None
+        reader = CountingReader(io.BytesIO())
+        reader.count = len(self.content)
+        self.readers.append(reader)
+        return self.content[len(BOM) :] if self.content.startswith(BOM) else self.content
+
     def bytes_read(self) -> int:
         """Bytes of the main file consumed so far."""
         return sum(reader.count for reader in self.readers)
@@ -394,8 +404,13 @@ def iter_jsonl(ctx: ReadContext) -> Iterator[tuple[int, Any] | IngestError]:
     The file is read in blocks of whole lines, each decoded once and its objects scanned in
     place (see :func:`_block_records`): what reading it line by line gives, for less. A block
     is handed over in a list that :func:`_block_records` empties, so that its bytes are freed
-    once decoded: memory holds about two copies of the longest line, not four.
+    once decoded: memory holds about two copies of the longest line, not four. A file the
+    import read already, shorter than :data:`BIG_LINE`, is read where it is, as one block.
     """
+    content = ctx.in_memory() if ctx.content is not None and len(ctx.content) < BIG_LINE else None
+    if content is not None:
+        yield from _short_lines(ctx, content, 0)
+        return
     number = 0
     with ctx.open() as handle:
         for held in _line_blocks(handle):
