@@ -212,3 +212,17 @@ def test_json_lines_read_in_blocks_give_what_reading_them_line_by_line_gave(
     assert _records_in_blocks(path) == _records_line_by_line(path)
     # a small file the import read already is read where it is, as one block
     assert _records_in_blocks(path, in_memory=True) == _records_line_by_line(path)
+
+
+def test_a_file_read_already_counts_as_read_once(tmp_path):
+    data = b'\xef\xbb\xbf{"a": 1}\n{"b": 2}\n'
+    ctx = ReadContext(
+        path=tmp_path / "x.jsonl", content_hash="0" * 64, batch_id="b", format="workbench"
+    )
+    assert ctx.in_memory() is None and ctx.bytes_read() == 0
+    ctx.content = data
+    assert ctx.in_memory() == data[3:]  # after the byte order mark, as open() reads it
+    assert ctx.in_memory() == data[3:]
+    assert ctx.bytes_read() == len(data)
+    assert [record for _, record in iter_jsonl(ctx)] == [{"a": 1}, {"b": 2}]
+    assert ctx.bytes_read() == len(data)

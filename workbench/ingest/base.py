@@ -129,6 +129,9 @@ class ReadContext:
     """The file's bytes when the import read them already (to hash a small file), so that
     it is read once; ``None``: :meth:`open` reads the file."""
 
+    _whole: CountingReader | None = field(default=None, repr=False)
+    """What counts :attr:`content` as read, once :meth:`in_memory` has given it."""
+
     def open(self, path: Path | None = None) -> io.BufferedReader:
         """Open ``path`` (default: the file being read) for binary reading, counting bytes.
 
@@ -151,9 +154,10 @@ class ReadContext:
         :meth:`open` skips it), counted as read; ``None`` when the file is to be opened."""
         if self.content is None:
             return None
-        reader = CountingReader(io.BytesIO())
-        reader.count = len(self.content)
-        self.readers.append(reader)
+        if self._whole is None:  # counted once, however often it is read
+            self._whole = CountingReader(io.BytesIO())
+            self._whole.count = len(self.content)
+            self.readers.append(self._whole)
         return self.content[len(BOM) :] if self.content.startswith(BOM) else self.content
 
     def bytes_read(self) -> int:
@@ -199,8 +203,10 @@ class Importer(Protocol):
 def load_json(ctx: ReadContext, path: Path | None = None) -> Any:
     """Parse a whole JSON file, turning syntax errors into an error with line and column."""
     target = path or ctx.path
-    with ctx.open(path) as handle:
-        data = handle.read()
+    data = ctx.in_memory() if path is None else None
+    if data is None:
+        with ctx.open(path) as handle:
+            data = handle.read()
     try:
         return loads(data)
     except UnicodeDecodeError as error:
