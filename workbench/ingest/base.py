@@ -129,8 +129,8 @@ class ReadContext:
     """The file's bytes when the import read them already (to hash a small file), so that
     it is read once; ``None``: :meth:`open` reads the file."""
 
-    _whole: CountingReader | None = field(default=None, repr=False)
-    """What counts :attr:`content` as read, once :meth:`in_memory` has given it."""
+    _given: bool = field(default=False, repr=False)
+    """Whether :meth:`in_memory` has given :attr:`content` (then it counts as read)."""
 
     def open(self, path: Path | None = None) -> io.BufferedReader:
         """Open ``path`` (default: the file being read) for binary reading, counting bytes.
@@ -154,15 +154,22 @@ class ReadContext:
         :meth:`open` skips it), counted as read; ``None`` when the file is to be opened."""
         if self.content is None:
             return None
-        if self._whole is None:  # counted once, however often it is read
-            self._whole = CountingReader(io.BytesIO())
-            self._whole.count = len(self.content)
-            self.readers.append(self._whole)
+        self._given = True
         return self.content[len(BOM) :] if self.content.startswith(BOM) else self.content
+
+    def read_all(self) -> bytes:
+        """The whole file's bytes (after a byte order mark): those the import read already,
+        else read now."""
+        data = self.in_memory()
+        if data is None:
+            with self.open() as handle:
+                data = handle.read()
+        return data
 
     def bytes_read(self) -> int:
         """Bytes of the main file consumed so far."""
-        return sum(reader.count for reader in self.readers)
+        given = len(self.content) if self._given and self.content is not None else 0
+        return given + sum(reader.count for reader in self.readers)
 
     def episode_id(self, record: str) -> str:
         """Deterministic episode id for a record, so importing twice gives the same ids."""
@@ -203,8 +210,9 @@ class Importer(Protocol):
 def load_json(ctx: ReadContext, path: Path | None = None) -> Any:
     """Parse a whole JSON file, turning syntax errors into an error with line and column."""
     target = path or ctx.path
-    data = ctx.in_memory() if path is None else None
-    if data is None:
+    if path is None:
+        data = ctx.read_all()
+    else:
         with ctx.open(path) as handle:
             data = handle.read()
     try:

@@ -154,8 +154,7 @@ def _records(ctx: ReadContext, streamed: bool = False) -> Iterator[tuple[str, An
     if streamed:
         yield from _lines(ctx, _numbered_lines(ctx.open()))
         return
-    with ctx.open() as handle:
-        data = handle.read()
+    data = ctx.read_all()
     document = fast_json(data)  # (read from the bytes: no decoded copy of a big file)
     if document is UNREAD:
         try:

@@ -167,6 +167,7 @@ def parse_json(text: str) -> Any:
         else:
             if end == len(text) or not text[end:].strip(_JSON_SPACE):
                 return value
+        return _json_loads(text)  # (fast_json has refused it, or it is long)
     return loads(text)
 
 
@@ -190,6 +191,11 @@ def loads(data: str | bytes) -> Any:
         value = fast_json(data)
         if value is not UNREAD:
             return value
+    return _json_loads(data)
+
+
+def _json_loads(data: str | bytes) -> Any:
+    """:func:`loads` without :func:`fast_json` (for text it has refused already)."""
     try:
         return json.loads(data)
     except json.JSONDecodeError:
