@@ -104,10 +104,10 @@ def test_short_texts_and_unshared_raw_stay_plain_json():
     step = Step(
         episode_id="e", index=0, kind="message", content="hi", raw={"content": "hi", "x": LONG}
     )
-    assert to_row(step)["raw"] == json.dumps(step.raw)
+    assert to_row(step)["raw"] == json.dumps(step.raw, separators=(",", ":"))
 
 
 def test_keys_that_are_not_text_are_not_looked_into():
     """JSON writes such keys as text: a path through them would not lead back."""
     step = Step(episode_id="e", index=0, kind="action", observation=LONG, raw={1: LONG})
-    assert to_row(step)["raw"] == json.dumps({"1": LONG})
+    assert to_row(step)["raw"] == json.dumps({"1": LONG}, separators=(",", ":"))
