@@ -568,3 +568,15 @@ def test_a_step_line_read_by_its_label_reads_as_the_step_pattern(line):
     think = react_text._THINK_ACT.match(value) if kind == "action" else None
     expected = ("think", think.group(1) or think.group(2)) if think else (kind, value)
     assert tuple(react_text._classify(line))[:2] == expected
+
+
+@pytest.mark.parametrize("label", sorted(react_text._FIELD_LABELS))
+@pytest.mark.parametrize("rest", [": 1", ":true", ": yes ", ": 0.5 points", ":", ": gpt-4o"])
+def test_an_outcome_or_header_line_read_by_its_label_reads_as_any_other_line(label, rest):
+    """Such a line goes straight to the outcome and header patterns: no heading, step or
+    prompt pattern matches it, so the patterns tried first would have left it to them too."""
+    line = label + rest
+    assert not any(
+        p.match(line) for p in (react_text._HEADING, react_text._STEP, react_text._PROMPT)
+    )
+    assert react_text._classify(line) == react_text._classify_field(line.strip())

@@ -199,6 +199,9 @@ class _Kind(NamedTuple):
     key: str = ""
 
 
+_new_kind = tuple.__new__
+"""``_new_kind(_Kind, (kind, value, key))`` makes a :class:`_Kind` without running the
+named tuple's Python ``__new__`` (half the cost, for the kinds made for most lines)."""
 _TEXT = _Kind("text")
 _HEADINGS = ("Episode", "Task", "Trial")
 """How a line that starts with a capital must start to be a heading (see ``_HEADING``)."""
@@ -208,6 +211,15 @@ _REACT_FIRST = frozenset("{_abcdefghijklmnopqrstuvwxyz")
 
 def _classify(text: str) -> _Kind:
     """Recognise one line of log text (see the module docstring for the accepted lines)."""
+    label, colon, rest = text.partition(":")
+    if colon and (kind := _STEP_LABELS.get(label)) is not None:
+        # most lines: a step label as logs spell it (no heading starts so), read as
+        # _classify_step reads it
+        value = rest[1:] if rest[:1].isspace() else rest
+        if kind != "action" or value[:1] not in ("t", "T"):  # (else: maybe "think: ...")
+            return _new_kind(_Kind, (kind, value, ""))
+    elif colon and label in _FIELD_LABELS:
+        return _classify_field(text.strip())
     if text[:1].isupper():  # step lines: no bar and no ReAct notebook line starts so
         if text.startswith(_HEADINGS) and _HEADING.match(text):
             return _Kind("marker", text.strip().lstrip("#").strip())
@@ -224,6 +236,14 @@ def _classify(text: str) -> _Kind:
 
 _STEP_LABELS = {label.title(): kind for label, kind in _STEP_KINDS.items()}
 """The step labels as logs usually spell them, each as all of a line before its colon."""
+_FIELD_LABELS = frozenset(
+    (
+        *("Reward", "Score", "Final score", "Final reward", "Total reward", "Success", "Done"),
+        *("Env", "Environment", "Family", "Variation", "Agent", "Model", "Seed"),
+    )
+)
+"""Outcome and header labels as logs usually spell them, each as all of a line before its
+colon: such a line is no heading, step or prompt, and only :func:`_classify_field` reads it."""
 
 
 def _classify_step(text: str) -> _Kind:
@@ -237,7 +257,7 @@ def _classify_step(text: str) -> _Kind:
     if kind is not None:
         if kind == "action" and value[:1] in ("t", "T") and (think := _THINK_ACT.match(value)):
             return _Kind("think", think.group(1) or think.group(2))  # "think: ..." / "think[...]"
-        return _Kind(kind, value)
+        return _new_kind(_Kind, (kind, value, ""))
     if match := _PROMPT.match(text):
         if think := _THINK.match(match.group(1)):
             return _Kind("think", think.group(1))
@@ -285,7 +305,7 @@ def _classify_field(text: str) -> _Kind:
     if not _FIELD_START.match(text):
         return _TEXT
     if match := _REWARD.match(text):
-        return _Kind("reward", float(match.group(1)))
+        return _new_kind(_Kind, ("reward", float(match.group(1)), ""))
     if match := _SCORE.match(text):
         return _Kind("score", float(match.group(1)))
     if match := _FLAG.match(text):
