@@ -7,12 +7,14 @@ difference would silently change what an import stores.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from store.rows import json_encoder
+from workbench.ingest.base import json_key
 from workbench.ingest.values import (
     UNREAD,
     compact_json,
@@ -157,3 +159,21 @@ def test_a_value_found_in_place_is_the_one_its_slice_holds():
         if found:
             assert value == parse_json(line)
         start += len(line)
+
+
+SNIFFED = st.lists(st.sampled_from(['"', "\\", ":", " ", "\n", "[", "{", "k", "v", '"k"'])).map(
+    "".join
+)
+"""Text made of a key's pieces (and the key whole, often after a backslash)."""
+
+
+@settings(max_examples=300)
+@given(SNIFFED, st.sampled_from(["", "[", "{", '"v']))
+@example('{"x": "\\"k\\": [", "k": [', "[")  # a key quoted in a string value, then the key
+@example('\\"k":', "")
+def test_a_json_key_is_found_where_the_look_behind_pattern_finds_it(text, opener):
+    """Format detection's keys match where ``(?<!\\)"k"\\s*:\\s*opener`` matches (a key
+    not after a backslash), found without ``re`` trying the look-behind at every position."""
+    slow = re.compile(rf'(?<!\\)"k"\s*:\s*{re.escape(opener)}').search(text)
+    fast = json_key("k", opener).search(text)
+    assert (fast and fast.span()) == (slow and slow.span())
