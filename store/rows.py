@@ -102,7 +102,7 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
 
     def slow(value: Any) -> Any:
         value = dump(value, mode="json")
-        return _compact_json(value) if is_json and value is not None else value
+        return _dumped_json(value) if is_json and value is not None else value
 
     if is_json:
 
@@ -179,7 +179,6 @@ def _json_chunks(allow_nan: bool, compact: bool) -> Callable[[Any, int], Any] | 
 
 
 _encode = msgspec.json.Encoder(enc_hook=_not_json).encode
-_compact_json = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))
 
 
 def to_json_text(value: Any) -> str:
@@ -201,6 +200,8 @@ _json_text = json_encoder(allow_nan=False, compact=True)
 """Compact JSON text as :func:`to_json_text` writes it (floats' exponents aside: ``1e+16``
 for ``1e16``) of values it refuses that ``json`` writes: text with a lone surrogate, which
 the import finds and replaces later (``workbench.ingest.storable``)."""
+_dumped_json = json_encoder(allow_nan=True, compact=True)
+"""Compact JSON text of what pydantic dumped of a value :func:`to_json_text` refused."""
 
 
 @dataclass(frozen=True)
