@@ -2,18 +2,20 @@
 
 For each format, a synthetic file (``_synthetic.format_file``: the workbench's own format
 generated, every other format grown from its sample in ``tests/data``) is imported with
-``workbench import``'s code path into a fresh database, and its CPU time measured. The anchor
-is what a sqlite-utils user would do with the same data: the rows the import stored, as JSON
-lines per table (written before the clock starts; nested values as JSON), parsed and loaded with ``Table.insert_all``
-(defaults, as ``sqlite-utils insert --nl`` does), then ``enable_fts`` on the step text (which
-fills the index in bulk). Both run in this process, timed by ``time.process_time``, in
-``--repeat`` rounds of one import and one anchor run, each into a fresh database. Prints CPU µs
-per step for the import, the anchor and a bare JSON parse of the file (the least of their
-runs), the ratio of the least times, and the median (with quartiles) of the rounds' own
-ratios import/anchor, which the target is read from (≤ 1 for every format): on a shared
-virtual machine whose CPU time for the same work swings by a third from one second to the
-next, the two runs of a round meet about the same conditions, and the median of the rounds
-is steadier than the least of each side taken apart.
+``workbench import``'s code path into a fresh database (told the format, as ``--format``
+does), and its CPU time measured. The anchor is what a sqlite-utils user would do with the
+same data: the rows the import stored, as JSON lines per table (written before the clock
+starts; nested values as JSON), parsed and loaded with ``Table.insert_all`` (defaults, as
+``sqlite-utils insert --nl`` does), then ``enable_fts`` on the step text (which fills the
+index in bulk). Both run in this process, timed by ``time.process_time``, in ``--repeat``
+rounds of one import and one anchor run, each into a fresh database. Prints CPU µs per step
+for the import, the anchor, a bare JSON parse of the file and telling the format of each file
+(what an import without ``--format`` adds to it; the least of their runs), the ratio of the
+least times, and the median (with quartiles) of the rounds' own ratios import/anchor, which
+the target is read from (≤ 1 for every format): on a shared virtual machine whose CPU time
+for the same work swings by a third from one second to the next, the two runs of a round meet
+about the same conditions, and the median of the rounds is steadier than the least of each
+side taken apart.
 
 ``--instructions`` counts instead the machine instructions each side executes (valgrind's
 cachegrind, one run each, in child processes that differ only in the work: an import, the
@@ -28,6 +30,7 @@ drift that CPU time also holds; the target is still read from CPU time.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -48,7 +51,7 @@ import sqlite_utils  # imported before any clock starts (it pulls in pandas when
 from store import Episode, Step, Store, Task
 from store.raw import restored
 from store.rows import columns
-from workbench.ingest import formats, import_paths, imports
+from workbench.ingest import IngestError, formats, import_paths, imports
 
 FTS_COLUMNS = ["content", "thought", "action", "observation"]
 """The step text the workbench indexes; the anchor indexes the same columns."""
@@ -137,6 +140,17 @@ def parse_only(source: Path) -> float:
     return time.process_time() - started
 
 
+def detection(source: Path) -> float:
+    """CPU seconds of telling the format of each file (``workbench import`` without
+    ``--format`` does this for every file before reading it; the import timed here is told)."""
+    started = time.process_time()
+    for path in sorted(source.rglob("*")) if source.is_dir() else [source]:
+        if path.is_file():
+            with contextlib.suppress(IngestError):  # a companion file, read with another
+                formats.detect(path)
+    return time.process_time() - started
+
+
 @dataclass
 class Measured:
     """One format's CPU seconds, every run of each side in the order they were taken."""
@@ -146,6 +160,8 @@ class Measured:
     theirs: list[float]
     parse: float
     """The least CPU seconds of a bare parse."""
+    detect: float
+    """The least CPU seconds of detecting the format of every file."""
 
     @property
     def paired(self) -> list[float]:
@@ -171,7 +187,8 @@ def run(fmt: str, folder: Path, n_steps: int, repeat: int) -> Measured:
     for k in range(1, repeat):  # taken in turns, so that both meet the same load
         ours.append(workbench_import(folder / f"import-{k}.db", source, fmt)[0])
         theirs.append(anchor(folder / f"anchor-{k}.db", rows))
-    return Measured(stored, ours, theirs, min(parse_only(source) for _ in range(repeat)))
+    parse = min(parse_only(source) for _ in range(repeat))
+    return Measured(stored, ours, theirs, parse, min(detection(source) for _ in range(repeat)))
 
 
 VALGRIND = [
@@ -273,7 +290,8 @@ def main() -> None:
         count_instructions(wanted, args.steps)
         return
     print(
-        f"{'format':15} {'steps':>7} {'import':>9} {'anchor':>9} {'parse':>8}  least/least"
+        f"{'format':15} {'steps':>7} {'import':>9} {'anchor':>9} {'parse':>8} {'detect':>8}"
+        "  least/least"
         "  import/anchor by round: median [quartiles]"
     )
     worst, missing = 0.0, []
@@ -289,7 +307,7 @@ def main() -> None:
             ours, theirs, paired = min(found.ours), min(found.theirs), found.paired
             ratio = statistics.median(paired)
             worst = max(worst, ratio)
-            seconds = (ours, theirs, found.parse)
+            seconds = (ours, theirs, found.parse, found.detect)
             per = [f"{second / found.steps * 1e6:6.1f} µs" for second in seconds]
             low, high = paired[len(paired) // 4], paired[-1 - len(paired) // 4]
             print(

@@ -71,6 +71,9 @@ _ROLLOUT_LINE = re.compile(
     re.MULTILINE,
 )
 _LEGACY_ITEM = re.compile(r'^\{.*"record_type"\s*:\s*"state"', re.MULTILINE)
+_PAYLOAD = re.compile(r'"payload"\s*:')
+"""What :data:`_ROLLOUT_LINE` cannot match without, found fast: ``re`` tries a pattern that
+opens with ``^.*`` at every line, scanning each to its end (0.2 ms a head of other logs)."""
 _CONTEXT_TAGS = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<INSTRUCTIONS>")
 """Starts of user-role texts Codex writes itself, not the user's prompt."""
 
@@ -79,7 +82,7 @@ def sniff(path: Path, head: str) -> bool:
     """JSON lines of Codex's ``{timestamp, type, payload}`` rollout lines (or a legacy rollout)."""
     if not head.lstrip().startswith("{"):
         return False
-    if _ROLLOUT_LINE.search(head):
+    if _PAYLOAD.search(head) and _ROLLOUT_LINE.search(head):
         return True
     return path.name.startswith("rollout-") and _LEGACY_ITEM.search(head) is not None
 
