@@ -590,7 +590,7 @@ def json_key(key: str, opener: str = "") -> JsonKey:
 
     For sniffing a file's head, which may end anywhere, without parsing it.
     """
-    return JsonKey(re.compile(rf'"{key}"\s*:\s*{re.escape(opener)}'))
+    return JsonKey(f'"{key}"', re.compile(rf'"{key}"\s*:\s*{re.escape(opener)}'))
 
 
 @dataclass(frozen=True)
@@ -603,10 +603,15 @@ class JsonKey:
     for, each file), but finds one that opens with text by scanning for that text.
     """
 
+    quoted: str
+    """The key in quotes: a head without it is told at the speed of ``in`` (2-3 times the
+    speed of ``re``'s scan), the usual answer when a dozen formats' keys are looked for."""
     pattern: re.Pattern[str]
     """The key and what follows it, without the look-behind."""
 
     def search(self, text: str) -> re.Match[str] | None:
+        if self.quoted not in text:
+            return None
         start = 0
         while (found := self.pattern.search(text, start)) is not None:
             if not found.start() or text[found.start() - 1] != "\\":
