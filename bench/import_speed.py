@@ -127,9 +127,7 @@ def anchor(db: Path, files: dict[str, Path]) -> float:
 def parse_only(source: Path) -> float:
     """CPU seconds of a bare parse of the file(s): JSON lines, a JSON document, or text."""
     started = time.process_time()
-    for path in sorted(source.rglob("*")) if source.is_dir() else [source]:
-        if not path.is_file():
-            continue
+    for path in files_of(source):
         text = path.read_text()
         if path.suffix == ".jsonl":
             for line in text.splitlines():
@@ -144,11 +142,15 @@ def detection(source: Path) -> float:
     """CPU seconds of telling the format of each file (``workbench import`` without
     ``--format`` does this for every file before reading it; the import timed here is told)."""
     started = time.process_time()
-    for path in sorted(source.rglob("*")) if source.is_dir() else [source]:
-        if path.is_file():
-            with contextlib.suppress(IngestError):  # a companion file, read with another
-                formats.detect(path)
+    for path in files_of(source):
+        with contextlib.suppress(IngestError):  # a companion file, read with another
+            formats.detect(path)
     return time.process_time() - started
+
+
+def files_of(source: Path) -> list[Path]:
+    """The files of a synthetic source: itself, or those in its folder (in order)."""
+    return [p for p in sorted(source.rglob("*")) if p.is_file()] if source.is_dir() else [source]
 
 
 @dataclass

@@ -213,12 +213,10 @@ def _classify(text: str) -> _Kind:
     """Recognise one line of log text (see the module docstring for the accepted lines)."""
     label, colon, rest = text.partition(":")
     if colon and (kind := _STEP_LABELS.get(label)) is not None:
-        # most lines: a step label as logs spell it (no heading starts so), read as
-        # _classify_step reads it
-        value = rest[1:] if rest[:1].isspace() else rest
-        if kind != "action" or value[:1] not in ("t", "T"):  # (else: maybe "think: ...")
-            return _new_kind(_Kind, (kind, value, ""))
-    elif colon and label in _FIELD_LABELS:
+        # most lines: a step label as logs spell it (no heading starts so), read as _STEP
+        # would read it, without scanning the line
+        return _step_kind(kind, rest[1:] if rest[:1].isspace() else rest)
+    if colon and label in _FIELD_LABELS:
         return _classify_field(text.strip())
     if text[:1].isupper():  # step lines: no bar and no ReAct notebook line starts so
         if text.startswith(_HEADINGS) and _HEADING.match(text):
@@ -246,18 +244,19 @@ _FIELD_LABELS = frozenset(
 colon: such a line is no heading, step or prompt, and only :func:`_classify_field` reads it."""
 
 
+def _step_kind(kind: str, value: str) -> _Kind:
+    """A step line's kind and the text after its label (an action that is a thought:
+    ``think: ...`` / ``think[...]``, is one)."""
+    if kind == "action" and value[:1] in ("t", "T") and (think := _THINK_ACT.match(value)):
+        return _Kind("think", think.group(1) or think.group(2))
+    return _new_kind(_Kind, (kind, value, ""))
+
+
 def _classify_step(text: str) -> _Kind:
-    """Step, prompt, outcome, header and task lines."""
-    label, colon, rest = text.partition(":")
-    kind = _STEP_LABELS.get(label) if colon else None
-    if kind is not None:  # what _STEP reads from such a line, without scanning it
-        value = rest[1:] if rest[:1].isspace() else rest
-    elif match := _STEP.match(text):
-        kind, value = _STEP_KINDS[match.group(1).lower()], match.group(2)
-    if kind is not None:
-        if kind == "action" and value[:1] in ("t", "T") and (think := _THINK_ACT.match(value)):
-            return _Kind("think", think.group(1) or think.group(2))  # "think: ..." / "think[...]"
-        return _new_kind(_Kind, (kind, value, ""))
+    """Step lines spelled otherwise (``ACTION 3:``), prompt, outcome, header and task lines
+    (:func:`_classify` has read those labelled as logs usually spell them)."""
+    if match := _STEP.match(text):
+        return _step_kind(_STEP_KINDS[match.group(1).lower()], match.group(2))
     if match := _PROMPT.match(text):
         if think := _THINK.match(match.group(1)):
             return _Kind("think", think.group(1))
