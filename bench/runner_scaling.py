@@ -16,7 +16,9 @@ then), which K workers pay K times: so the rate is also printed over each run's 
 (``warm``), and so is the efficiency of those rates. Prints per run the rate,
 CPU per episode and the JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1))
 (target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray instance started here
-with K CPUs) against one local worker, the CPU per episode against one worker's, and which
+with K CPUs) against one local worker, the CPU per episode against one worker's, the
+ceiling one worker sets (it keeps more than a core busy, its JVM compiling and collecting beside
+the simulator: K workers at its CPU per episode on K cores reach at most 1 / its cores), and which
 episodes each run played with other actions or outcomes than the first — and in how many the
 simulator listed what the agent saw in another order (its JVM's history: see
 :data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
@@ -328,9 +330,14 @@ class Round:
 def efficiency(rounds: list[Round], kind: str, workers: int) -> str:
     """The parallel efficiency of ``kind`` runs against the 1-worker run of the same round:
     the median over the rounds (each round's runs met about the same machine), with every
-    round's value; the median of each round's against the machine's own that round, and the
-    median CPU per episode against one worker's."""
+    round's value; the median of each round's against the machine's own that round, the
+    median CPU per episode against one worker's, and the ceiling one worker sets: it keeps
+    more than a core busy (its JVM compiles and collects beside the simulator), and K workers
+    at its CPU per episode cannot use more cores than the machine has."""
     values = [r.runs[kind].rate / (workers * r.runs["one"].rate) for r in rounds]
+    busy = statistics.median(r.runs["one"].cpu * r.runs["one"].rate / 60 for r in rounds)
+    cores = os.cpu_count() or workers
+    ceiling = min(1.0, cores / (workers * busy))
     of_machine = statistics.median(v / r.machine for v, r in zip(values, rounds, strict=True))
     cpu = statistics.median(r.runs[kind].cpu / r.runs["one"].cpu for r in rounds)
     warm = statistics.median(r.runs[kind].warm / (workers * r.runs["one"].warm) for r in rounds)
@@ -340,7 +347,8 @@ def efficiency(rounds: list[Round], kind: str, workers: int) -> str:
     return (
         f"{value:.2f} (target >= 0.8) {verdict}, median of {len(values)} round(s): {each}; "
         f"{of_machine:.2f} of the machine's own; CPU per episode x{cpu:.2f} of 1 worker's; "
-        f"warm (each run's second half): {warm:.2f}"
+        f"warm (each run's second half): {warm:.2f}; one worker keeps {busy:.2f} cores busy, "
+        f"so {workers} on {cores} cores reach at most {ceiling:.2f} at its CPU per episode"
     )
 
 
