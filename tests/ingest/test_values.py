@@ -23,6 +23,7 @@ from workbench.ingest.values import (
     json_within,
     loads,
     parse_json,
+    reindented_json,
 )
 
 KEYS = st.text(alphabet=st.sampled_from('ab"\\é☃\u2028\x00\n'), max_size=4)
@@ -66,6 +67,38 @@ def test_values_json_dumps_would_refuse_are_refused_alike():
             (indented_json, lambda v: json.dumps(v, ensure_ascii=False, indent=2)),
         ):
             assert _outcome(ours, value) == _outcome(theirs, value)
+
+
+def _reindented(text):
+    return json.dumps(json.loads(text), ensure_ascii=False, indent=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES, st.booleans(), st.sampled_from(["", " ", "\n", " \t\r\n", " x", "}", "\u2028"]))
+@example({"a": 1, "b": [2, {"c": "é"}]}, False, "")  # msgspec's own path, every kind of line
+@example({"a": [1e16, 2.5, -0.0]}, False, "")  # floats: json's path
+@example({"a": "\ud800"}, True, "")  # a lone surrogate, escaped
+def test_reindented_json_is_what_json_writes_of_what_it_reads(value, ascii, after):
+    text = json.dumps(value, ensure_ascii=ascii) + after  # (ensure_ascii: every \u escape)
+    assert _outcome(reindented_json, text) == _outcome(_reindented, text)
+
+
+def test_reindented_json_reads_text_as_json_does():
+    """Escapes, spellings of numbers, duplicate keys and broken text: json's value or error."""
+    for text in [
+        '{"a": 1, "b": 2, "a": 3}',
+        '{"a": "\\u00e9\\/\\n", "b": -0, "c": 1E2, "d": 10000000000000000000000}',
+        "[1.50, 2e-7, 1e400, NaN, -Infinity]",
+        '  {"a": {}, "b": [], "c": [[]]}  ',
+        '{"a": 1} x',
+        '{"a": }',
+        "[1, 2",
+        '"a string"',
+        "null",
+    ]:
+        assert _outcome(reindented_json, text) == _outcome(_reindented, text), text
+    with pytest.raises(json.JSONDecodeError):  # (as parse_json: json's is a RecursionError)
+        reindented_json("[" * 5000 + "]" * 5000)
 
 
 @settings(max_examples=200, deadline=None)

@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 from store import Step
 from store.rows import column_positions, step_values
 from workbench.ingest.base import ReadContext, validation_error
-from workbench.ingest.values import compact_json, indented_json, parse_json
+from workbench.ingest.values import compact_json, indented_json, reindented_json
 
 ToolCall = tuple[str, Any, str]
 """``(function name, arguments, call id)`` of one tool call."""
@@ -39,11 +39,13 @@ def render_pretty_call(function: str, arguments: Any) -> str:
     Arguments given as a JSON string are parsed first; other text is kept verbatim.
     """
     if isinstance(arguments, str):
+        if not arguments or arguments.isspace():  # (as `not arguments.strip()`)
+            return f"{function}()"
         try:
-            blank = not arguments or arguments.isspace()  # (as `not arguments.strip()`)
-            arguments = None if blank else parse_json(arguments)
+            text = reindented_json(arguments)
         except json.JSONDecodeError:
             return f"{function}({arguments})"
+        return f"{function}()" if text in ("{}", "null") else f"{function}({text})"
     if arguments is None or arguments == {}:
         return f"{function}()"
     return f"{function}({indented_json(arguments)})"
