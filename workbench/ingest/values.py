@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from store.rows import json_encoder
+from store.rows import json_encoder, to_json_text
 
 
 def scalar(value: Any) -> str | None:
@@ -257,7 +257,7 @@ def reindented_json(text: str) -> str:
     same error, in half the time for the JSON arguments of a tool call.
 
     Text without a number with a fraction or an exponent, which msgspec reads, is written
-    back by msgspec and indented by it (``msgspec.json.format``): both write strings,
+    back by msgspec (as a JSON column is, :func:`store.rows.to_json_text`) and indented by it (``msgspec.json.format``): both write strings,
     integers, ``null`` and the booleans as ``json.dumps`` does and lay out containers alike,
     but a float's exponent not (``1e16``, not ``1e+16``), so text holding one, and whatever
     msgspec does not read (:func:`fast_json`), goes through :func:`parse_json` and
@@ -269,7 +269,7 @@ def reindented_json(text: str) -> str:
         except (ValueError, RecursionError, _HasFloat):
             pass
         else:
-            return msgspec.json.format(_encode(value), indent=2).decode()
+            return msgspec.json.format(to_json_text(value), indent=2)
     return indented_json(parse_json(text))
 
 
@@ -282,7 +282,6 @@ def _refuse_float(literal: str) -> Any:
 
 
 _decode_without_floats = msgspec.json.Decoder(float_hook=_refuse_float).decode
-_encode = msgspec.json.Encoder().encode
 
 
 class _NotPlainJSON(Exception):
