@@ -1,15 +1,23 @@
-"""The simulator's JVM starts with the world's own options (fewer threads, a bounded heap),
-an environment variable replaces them, and the same plan plays the same actions and
-outcomes with them as with the JVM's defaults."""
+"""The simulator's JVM starts with the world's own options (fewer threads, a bounded heap)
+and from a class-data archive made the first time, an environment variable replaces both, and
+the same plan plays the same actions and outcomes with them as with the JVM's defaults."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from scienceworld.constants import JAR_PATH
 
 from store import EpisodeFilter, Store
-from workbench.envs.scienceworld import JVM_OPTIONS, JVM_OPTIONS_VARIABLE, ScienceWorld
+from workbench.envs.scienceworld import (
+    JVM_OPTIONS,
+    JVM_OPTIONS_VARIABLE,
+    ScienceWorld,
+    class_archive,
+)
 from workbench.executors import InProcess
 from workbench.runner import RunConfig, run_batch
 
@@ -24,8 +32,11 @@ def java_command(env: ScienceWorld) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
 
 
-def test_the_jvm_starts_with_the_worlds_options_and_the_variable_replaces_them(monkeypatch):
+def test_the_jvm_starts_with_the_worlds_options_and_the_variable_replaces_them(
+    monkeypatch, tmp_path
+):
     monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     env = ScienceWorld()
     try:
         command = java_command(env)
@@ -38,6 +49,48 @@ def test_the_jvm_starts_with_the_worlds_options_and_the_variable_replaces_them(m
     try:
         command = java_command(env)
         assert "-Xmx700m" in command and not set(JVM_OPTIONS) & set(command)
+        assert not [option for option in command if "SharedArchiveFile" in option]
+        assert env.reset(env.tasks("find-living-thing", "train")[0], 0).observation
+    finally:
+        env.close()
+
+
+def test_the_first_simulator_makes_the_class_archive_and_every_later_one_starts_from_it(
+    monkeypatch, tmp_path
+):
+    monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    archive = class_archive().path
+    assert archive.is_relative_to(tmp_path) and not archive.exists()
+    made = []
+    for family in ("use-thermometer", "find-living-thing"):
+        env = ScienceWorld()
+        try:
+            command = java_command(env)  # (starts the simulator)
+            assert f"-XX:SharedArchiveFile={archive}" in command
+            made.append(archive.stat().st_mtime_ns)
+            assert env.reset(env.tasks(family, "train")[0], 0).observation
+        finally:
+            env.close()
+    assert made[0] == made[1]  # made once, by the first
+
+
+def test_an_archive_the_jvm_cannot_use_is_ignored(monkeypatch, tmp_path):
+    monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    archive = class_archive().path
+    archive.parent.mkdir(parents=True)
+    # one made from a copy of the simulator's jar: the JVM warns that the class path differs,
+    # on its standard output unless told not to, where py4j reads the gateway's port
+    copy = tmp_path / "copy.jar"
+    shutil.copy(JAR_PATH, copy)
+    gateway = ["py4j.GatewayServer", "--die-on-broken-pipe", "0"]
+    dump = [f"-XX:ArchiveClassesAtExit={archive}", "-cp", str(copy), *gateway]
+    subprocess.run(["java", *dump], stdin=subprocess.DEVNULL, capture_output=True, check=True)
+    assert archive.stat().st_size > 0
+    env = ScienceWorld()
+    try:
+        assert f"-XX:SharedArchiveFile={archive}" in java_command(env)
         assert env.reset(env.tasks("find-living-thing", "train")[0], 0).observation
     finally:
         env.close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from store.records import Split
@@ -174,6 +176,13 @@ class EnvOptions:
     cache_dir: str = ""
     """A folder the world may keep generated files in (games, indexes), beside the run's
     database; empty: the world picks a per-user cache folder."""
+
+
+def user_cache_dir(world: str) -> Path:
+    """The per-user folder a world keeps files in that no database owns (``$XDG_CACHE_HOME``
+    or ``~/.cache``, then ``workbench/<world>``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "workbench" / world
 
 
 @dataclass(frozen=True)

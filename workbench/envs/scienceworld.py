@@ -17,12 +17,14 @@ The variations the demo and default-seed runs play first come with their gold pa
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import json
 import os
 import re
 import shlex
 import shutil
+import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -38,7 +40,9 @@ from workbench.envs.base import (
     MemoryGoldPaths,
     Reset,
     Transition,
+    user_cache_dir,
 )
+from workbench.envs.class_archive import ClassArchive
 from workbench.envs.lexicon import ActionRole, Exit, Lexicon, MistakeMode, Role, Scene
 
 SUCCESS_SCORE = 100
@@ -101,17 +105,74 @@ start) cut the collector's by 55%: on 2 cores, two workers played 21% more episo
 minute (median of 3 runs each, interleaved), one worker 5% more."""
 
 JVM_OPTIONS_VARIABLE = "WORKBENCH_SCIENCEWORLD_JVM"
-"""Environment variable that replaces :data:`JVM_OPTIONS` (space-separated; empty: the JVM's
-own defaults), read when a simulator starts. The simulator's episodes depend on its JVM's
+"""Environment variable that replaces :data:`JVM_OPTIONS` and the class-data archive
+(:func:`class_archive`; space-separated; empty: the JVM's own defaults), read when a simulator
+starts. The simulator's episodes depend on its JVM's
 history through identity hash codes (it iterates hash sets of its objects), which is why gold
 paths are kept; adding ``-XX:+UnlockExperimentalVMOptions -XX:hashCode=2`` (every identity
 hash the same) made fresh runs on 1 and 2 workers play alike, at about 30% more CPU."""
 
 
 def jvm_options() -> list[str]:
-    """The options the next simulator's JVM starts with."""
+    """The options the next simulator's JVM starts with: :data:`JVM_OPTIONS` and its class-data
+    archive when there is one, or what :data:`JVM_OPTIONS_VARIABLE` says instead."""
     given = os.environ.get(JVM_OPTIONS_VARIABLE)
-    return shlex.split(given) if given is not None else list(JVM_OPTIONS)
+    if given is not None:
+        return shlex.split(given)
+    return [*JVM_OPTIONS, *class_archive().options()]
+
+
+def class_archive() -> ClassArchive:
+    """The archive of the classes the simulator loads, for the ``java`` on ``PATH``, the
+    simulator's jar and :data:`JVM_OPTIONS` (see :mod:`workbench.envs.class_archive`): kept in
+    the per-user cache, made the first time a simulator starts without one."""
+    from scienceworld.constants import JAR_PATH
+
+    folder = user_cache_dir("scienceworld")
+    return ClassArchive.for_jvm(folder, "classes", "java", JAR_PATH, JVM_OPTIONS)
+
+
+def _train_class_archive(options: list[str]) -> None:
+    """Start a simulator with ``options`` added to :data:`JVM_OPTIONS`, load a task, look
+    around, list the valid actions and stop it, waiting for its JVM to exit."""
+    token = _LAUNCH_OPTIONS.set([*JVM_OPTIONS, *options])
+    try:
+        simulator = _started()
+    finally:
+        _LAUNCH_OPTIONS.reset(token)
+    process = simulator._gateway.java_process
+    try:
+        simulator.load(task_names()[0], 0, "")
+        simulator.step("look around")
+        simulator.get_valid_action_object_combinations_with_templates()
+    finally:
+        simulator.close()
+        try:
+            process.wait(timeout=ARCHIVE_WAIT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+
+
+def _started() -> Any:
+    """A simulator, its JVM started with :func:`jvm_options` (or :data:`_LAUNCH_OPTIONS`).
+
+    Its own step limit is set high: this adapter's callers enforce ``step_limit``.
+    """
+    import scienceworld.scienceworld as simulator
+    from scienceworld import ScienceWorldEnv
+
+    if not getattr(simulator.launch_gateway, "with_jvm_options", False):
+        simulator.launch_gateway = _with_jvm_options(simulator.launch_gateway)
+    return ScienceWorldEnv("", envStepLimit=10_000)
+
+
+ARCHIVE_WAIT = 120
+"""Seconds the training run's JVM may take to write its class-data archive and exit."""
+_LAUNCH_OPTIONS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "launch_options", default=None
+)
+"""Options the next JVM started in this context takes instead of :func:`jvm_options`."""
 
 
 def _with_jvm_options(launch: Callable[..., Any]) -> Callable[..., Any]:
@@ -120,7 +181,9 @@ def _with_jvm_options(launch: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(launch)
     def launched(*args: Any, javaopts: Sequence[str] = (), **kwargs: Any) -> Any:
-        return launch(*args, javaopts=[*jvm_options(), *javaopts], **kwargs)
+        options = _LAUNCH_OPTIONS.get()
+        options = jvm_options() if options is None else options
+        return launch(*args, javaopts=[*options, *javaopts], **kwargs)
 
     launched.with_jvm_options = True  # type: ignore[attr-defined]
     return launched
@@ -188,14 +251,9 @@ class ScienceWorld:
     def _env(self) -> Any:
         """The simulator, started (one JVM) on first use: listing tasks needs none."""
         if self._sim is None:
-            import scienceworld.scienceworld as simulator
-            from scienceworld import ScienceWorldEnv
-
-            if not getattr(simulator.launch_gateway, "with_jvm_options", False):
-                simulator.launch_gateway = _with_jvm_options(simulator.launch_gateway)
-
-            # The simulator's own limit is set high: this adapter's callers enforce `step_limit`.
-            self._sim = ScienceWorldEnv("", envStepLimit=10_000)
+            if os.environ.get(JVM_OPTIONS_VARIABLE) is None:
+                class_archive().make(_train_class_archive)
+            self._sim = _started()
         return self._sim
 
     # -- episodes -----------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from workbench.envs.base import (
     MemoryGoldPaths,
     Reset,
     Transition,
+    user_cache_dir,
 )
 from workbench.envs.lexicon import Exit, Lexicon, MistakeMode, Role, Scene
 
@@ -143,8 +144,7 @@ def columns(family: str, variation: int) -> dict[str, str]:
 
 def default_cache_dir() -> Path:
     """The per-user cache used when a run names no folder."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "workbench" / "textworld"
+    return user_cache_dir("textworld")
 
 
 def game_hash(z8: bytes) -> str:
