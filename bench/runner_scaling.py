@@ -1,5 +1,6 @@
 """Runner scaling: episodes per minute and CPU per episode, 1 worker against one per core,
-the local pool against Ray, with the simulator's JVM options against the JVM's defaults.
+the local pool against Ray, with the simulator's JVM options (and its class-data archive)
+against the JVM's defaults or other options (which start without the archive).
 
 Every run plays the same plan (the scripted agent on real ScienceWorld tasks) into a copy of
 one database holding the plan's gold paths (made first, unmeasured: the simulator's search for
@@ -53,7 +54,7 @@ from pathlib import Path
 import psutil
 
 from store import EpisodeFilter, Store
-from workbench.envs.scienceworld import JVM_OPTIONS, JVM_OPTIONS_VARIABLE
+from workbench.envs.scienceworld import JVM_OPTIONS, JVM_OPTIONS_VARIABLE, make_class_archive
 from workbench.executors import Closing, LocalPool, RayExecutor
 from workbench.runner import RunConfig, run_batch
 
@@ -395,7 +396,9 @@ def main() -> None:
         "--defaults", action="store_true", help="also run with the JVM's default options"
     )
     parser.add_argument(
-        "--jvm", metavar="OPTIONS", help="also run with these JVM options (space-separated)"
+        "--jvm",
+        metavar="OPTIONS",
+        help="also run with these JVM options (space-separated; no class-data archive)",
     )
     parser.add_argument(
         "--gold", type=Path, help="keep the gold paths' database here and reuse it next time"
@@ -405,7 +408,7 @@ def main() -> None:
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     config = RunConfig(families=args.families.split(","), episodes=args.episodes, seed=11)
-    variants = {"ours": " ".join(JVM_OPTIONS)}
+    variants: dict[str, str | None] = {"ours": None}
     if args.defaults:
         variants["defaults"] = ""
     if args.jvm is not None:
@@ -416,8 +419,13 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         gold, every = with_gold_paths(config, folder, args.gold), []
         for name, options in variants.items():
-            os.environ[JVM_OPTIONS_VARIABLE] = options
-            print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
+            if options is None:  # the world's own: its options and its class-data archive
+                os.environ.pop(JVM_OPTIONS_VARIABLE, None)
+                archive = "from a class-data archive" if make_class_archive() else "no archive"
+                print(f"JVM options {name}: {' '.join(JVM_OPTIONS)}, {archive}")
+            else:
+                os.environ[JVM_OPTIONS_VARIABLE] = options
+                print(f"JVM options {name}: {options or '(none: the JVM defaults)'}")
             costs: list[str] = []
             rounds = [
                 play_round(args, config, gold, f"{name} r{k + 1}", costs if k == 0 else None)

@@ -132,6 +132,14 @@ def class_archive() -> ClassArchive:
     return ClassArchive.for_jvm(folder, "classes", "java", JAR_PATH, JVM_OPTIONS)
 
 
+def make_class_archive() -> bool:
+    """Make the simulator's class-data archive unless it exists, failed before, or
+    :data:`JVM_OPTIONS_VARIABLE` replaces it; whether the next simulator starts from one."""
+    if os.environ.get(JVM_OPTIONS_VARIABLE) is not None:
+        return False
+    return class_archive().make(_train_class_archive)
+
+
 def _train_class_archive(options: list[str]) -> None:
     """Start a simulator with ``options`` added to :data:`JVM_OPTIONS`, load a task, look
     around, list the valid actions and stop it, waiting for its JVM to exit."""
@@ -251,8 +259,7 @@ class ScienceWorld:
     def _env(self) -> Any:
         """The simulator, started (one JVM) on first use: listing tasks needs none."""
         if self._sim is None:
-            if os.environ.get(JVM_OPTIONS_VARIABLE) is None:
-                class_archive().make(_train_class_archive)
+            make_class_archive()
             self._sim = _started()
         return self._sim
 
