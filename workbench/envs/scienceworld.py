@@ -107,10 +107,10 @@ minute (median of 3 runs each, interleaved), one worker 5% more."""
 JVM_OPTIONS_VARIABLE = "WORKBENCH_SCIENCEWORLD_JVM"
 """Environment variable that replaces :data:`JVM_OPTIONS` and the class-data archive
 (:func:`class_archive`; space-separated; empty: the JVM's own defaults), read when a simulator
-starts. The simulator's episodes depend on its JVM's
-history through identity hash codes (it iterates hash sets of its objects), which is why gold
-paths are kept; adding ``-XX:+UnlockExperimentalVMOptions -XX:hashCode=2`` (every identity
-hash the same) made fresh runs on 1 and 2 workers play alike, at about 30% more CPU."""
+starts. The simulator's episodes depend on its JVM's history through identity hash codes (it
+iterates hash sets of its objects), which is why gold paths are kept; adding
+``-XX:+UnlockExperimentalVMOptions -XX:hashCode=2`` (every identity hash the same) made fresh
+runs on 1 and 2 workers play alike, at about 30% more CPU."""
 
 
 def jvm_options() -> list[str]:
