@@ -33,6 +33,9 @@ def archive_in(folder: Path, options: list[str] | None = None) -> ClassArchive:
 def test_a_real_jvm_makes_the_archive_once_and_the_next_starts_from_it(tmp_path):
     archive, train = archive_in(tmp_path), Training()
     assert archive.options() == []
+    archive.path.parent.mkdir()
+    killed = archive.path.with_name(f"{archive.path.name}.1234567.partial")
+    killed.write_bytes(b"half an archive")  # left by a maker that was killed
     assert archive.make(train) and archive.make(train)
     assert train.runs == 1 and archive.path.stat().st_size > 0
     assert archive.options() == [f"-XX:SharedArchiveFile={archive.path}", QUIET]
@@ -40,7 +43,7 @@ def test_a_real_jvm_makes_the_archive_once_and_the_next_starts_from_it(tmp_path)
         ["java", *archive.options(), "-Xshare:on", "-version"], capture_output=True, text=True
     )
     assert started.returncode == 0, started.stderr  # (-Xshare:on fails on an unusable archive)
-    assert not list(archive.path.parent.glob("*.partial"))
+    assert not list(archive.path.parent.glob("*.partial"))  # its own and the killed maker's
 
 
 def test_the_archive_is_named_by_the_java_the_program_and_the_options(tmp_path):

@@ -86,6 +86,8 @@ class ClassArchive:
         """:meth:`make`'s work, under its lock."""
         if self.path.is_file() or failed.exists():
             return self.path.is_file()
+        for stale in self.path.parent.glob(f"{self.path.name}.*.partial"):
+            stale.unlink(missing_ok=True)  # a killed maker's (the lock is ours)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
         try:
             train([f"-XX:ArchiveClassesAtExit={partial}", QUIET])
