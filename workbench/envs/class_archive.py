@@ -9,8 +9,9 @@ runs at the same speed.
 The archive is made once per Java, program and options (:meth:`ClassArchive.for_jvm` keys its
 file name by all three), by a short training run that the world supplies, under a file lock
 so that workers starting together make it once; it is written beside its final name and moved
-there whole, so no JVM ever maps a part of one. A Java or a folder that cannot make one leaves a
-``.failed`` file saying why, and no later start pays for trying again. The JVM checks an
+there whole, so no JVM ever maps a part of one. A Java (or a training run) that cannot make
+one leaves a ``.failed`` file saying why, and no later start pays for trying again; where the
+folder cannot be written, each start says so and goes on without an archive. The JVM checks an
 archive against itself and the class path and starts without it when they differ, silently
 (:data:`QUIET`: a JVM whose standard output is read, as py4j reads the gateway's port from it,
 must not print there).
