@@ -19,7 +19,7 @@ class Training:
 
     def __call__(self, options: list[str]) -> None:
         self.runs += 1
-        given = options if self.archive else [QUIET]
+        given = options if self.archive else list(QUIET)
         subprocess.run(["java", *given, "-version"], check=True, capture_output=True)
 
 
@@ -38,7 +38,7 @@ def test_a_real_jvm_makes_the_archive_once_and_the_next_starts_from_it(tmp_path)
     killed.write_bytes(b"half an archive")  # left by a maker that was killed
     assert archive.make(train) and archive.make(train)
     assert train.runs == 1 and archive.path.stat().st_size > 0
-    assert archive.options() == [f"-XX:SharedArchiveFile={archive.path}", QUIET]
+    assert archive.options() == [f"-XX:SharedArchiveFile={archive.path}", *QUIET]
     started = subprocess.run(
         ["java", *archive.options(), "-Xshare:on", "-version"], capture_output=True, text=True
     )

@@ -12,7 +12,9 @@ import pytest
 from scienceworld.constants import JAR_PATH
 
 from store import EpisodeFilter, Store
+from workbench.envs.class_archive import QUIET
 from workbench.envs.scienceworld import (
+    JVM_LOG,
     JVM_OPTIONS,
     JVM_OPTIONS_VARIABLE,
     ScienceWorld,
@@ -75,25 +77,49 @@ def test_the_first_simulator_makes_the_class_archive_and_every_later_one_starts_
     assert made[0] == made[1]  # made once, by the first
 
 
-def test_an_archive_the_jvm_cannot_use_is_ignored(monkeypatch, tmp_path):
-    monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    archive = class_archive().path
-    archive.parent.mkdir(parents=True)
-    # one made from a copy of the simulator's jar: the JVM warns that the class path differs,
-    # on its standard output unless told not to, where py4j reads the gateway's port
-    copy = tmp_path / "copy.jar"
+def stale_archive(path: Path, folder: Path) -> Path:
+    """An archive at ``path`` the simulator's JVM cannot use: made from a copy of its jar, so
+    the class path differs, which the JVM warns about."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    copy = folder / "copy.jar"
     shutil.copy(JAR_PATH, copy)
     gateway = ["py4j.GatewayServer", "--die-on-broken-pipe", "0"]
-    dump = [f"-XX:ArchiveClassesAtExit={archive}", "-cp", str(copy), *gateway]
+    dump = [f"-XX:ArchiveClassesAtExit={path}", "-cp", str(copy), *gateway]
     subprocess.run(["java", *dump], stdin=subprocess.DEVNULL, capture_output=True, check=True)
-    assert archive.stat().st_size > 0
+    assert path.stat().st_size > 0
+    return path
+
+
+def started_and_played() -> list[str]:
+    """Start a simulator, play a reset and stop it; its JVM's command line."""
     env = ScienceWorld()
     try:
-        assert f"-XX:SharedArchiveFile={archive}" in java_command(env)
         assert env.reset(env.tasks("find-living-thing", "train")[0], 0).observation
+        return java_command(env)
     finally:
         env.close()
+
+
+def test_an_archive_the_jvm_cannot_use_is_ignored_without_a_word(monkeypatch, tmp_path):
+    monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    archive = stale_archive(class_archive().path, tmp_path)
+    assert f"-XX:SharedArchiveFile={archive}" in started_and_played()
+    for quiet, says in (((), True), (QUIET, False)):
+        options = [*JVM_LOG, *quiet, f"-XX:SharedArchiveFile={archive}"]
+        shown = subprocess.run(["java", *options, "-cp", JAR_PATH, "-version"], capture_output=True)
+        assert (b"Unable to use shared archive" in shown.stdout + shown.stderr) is says
+        assert b"Unable to use" not in shown.stdout  # (py4j reads the gateway's port there)
+
+
+def test_a_jvm_warning_does_not_stop_the_simulators_start(monkeypatch, tmp_path):
+    """A stale archive named in the variable (so without :data:`QUIET`): the JVM warns, on
+    standard error (:data:`JVM_LOG`), and the simulator starts; on standard output, where py4j
+    reads the gateway's port, the warning stopped its start."""
+    archive = stale_archive(tmp_path / "given.jsa", tmp_path)
+    monkeypatch.setenv(JVM_OPTIONS_VARIABLE, f"-XX:SharedArchiveFile={archive}")
+    command = started_and_played()
+    assert command.index(JVM_LOG[-1]) < command.index(f"-XX:SharedArchiveFile={archive}")
 
 
 def trajectories(store: Store, batch: str) -> dict[str, tuple]:

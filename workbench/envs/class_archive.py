@@ -13,8 +13,7 @@ there whole, so no JVM ever maps a part of one. A Java (or a training run) that 
 one leaves a ``.failed`` file saying why, and no later start pays for trying again; where the
 folder cannot be written, each start says so and goes on without an archive. The JVM checks an
 archive against itself and the class path and starts without it when they differ, silently
-(:data:`QUIET`: a JVM whose standard output is read, as py4j reads the gateway's port from it,
-must not print there).
+(:data:`QUIET`).
 """
 
 from __future__ import annotations
@@ -30,9 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-QUIET = "-Xlog:cds*=off"
+QUIET = ("-Xlog:cds*=off", "-Xlog:cds*=off:stderr")
 """Keeps the JVM's class-sharing messages (an archive it cannot use, one it cannot write) off
-its standard output."""
+its standard output and its standard error, wherever its warnings are sent."""
 
 
 class ClassArchiveWarning(UserWarning):
@@ -58,7 +57,7 @@ class ClassArchive:
 
     def options(self) -> list[str]:
         """The JVM options that start from the archive; none while there is none."""
-        return [f"-XX:SharedArchiveFile={self.path}", QUIET] if self.path.is_file() else []
+        return [f"-XX:SharedArchiveFile={self.path}", *QUIET] if self.path.is_file() else []
 
     def make(self, train: Callable[[list[str]], None]) -> bool:
         """Make the archive unless it exists or making it failed before; whether it exists.
@@ -91,7 +90,7 @@ class ClassArchive:
             stale.unlink(missing_ok=True)  # a killed maker's (the lock is ours)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.partial")
         try:
-            train([f"-XX:ArchiveClassesAtExit={partial}", QUIET])
+            train([f"-XX:ArchiveClassesAtExit={partial}", *QUIET])
             if not partial.is_file() or partial.stat().st_size == 0:
                 raise OSError("the JVM wrote no archive when it exited")
             os.replace(partial, self.path)

@@ -175,6 +175,13 @@ def _started() -> Any:
     return ScienceWorldEnv("", envStepLimit=10_000)
 
 
+JVM_LOG = ("-Xlog:disable", "-Xlog:all=warning:stderr")
+"""Where the simulator's JVM writes its warnings: standard error, whatever other options it is
+given (they come after, and may say otherwise). py4j reads the gateway's port from the JVM's
+first line of standard output, where the JVM's own logging writes by default: a warning at
+start-up (an option it cannot honour, a class-data archive it cannot use) stopped the start
+with ``ValueError: invalid literal for int()``."""
+
 ARCHIVE_WAIT = 120
 """Seconds the training run's JVM may take to write its class-data archive and exit."""
 _LAUNCH_OPTIONS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -185,13 +192,13 @@ _LAUNCH_OPTIONS: contextvars.ContextVar[list[str] | None] = contextvars.ContextV
 
 def _with_jvm_options(launch: Callable[..., Any]) -> Callable[..., Any]:
     """py4j's ``launch_gateway``, which the simulator calls without JVM options, with
-    :func:`jvm_options` before any the simulator passes itself."""
+    :data:`JVM_LOG` and :func:`jvm_options` before any the simulator passes itself."""
 
     @functools.wraps(launch)
     def launched(*args: Any, javaopts: Sequence[str] = (), **kwargs: Any) -> Any:
         options = _LAUNCH_OPTIONS.get()
         options = jvm_options() if options is None else options
-        return launch(*args, javaopts=[*options, *javaopts], **kwargs)
+        return launch(*args, javaopts=[*JVM_LOG, *options, *javaopts], **kwargs)
 
     launched.with_jvm_options = True  # type: ignore[attr-defined]
     return launched
