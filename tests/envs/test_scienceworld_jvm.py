@@ -34,11 +34,27 @@ def java_command(env: ScienceWorld) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
 
 
-def test_the_jvm_starts_with_the_worlds_options_and_the_variable_replaces_them(
-    monkeypatch, tmp_path
-):
+@pytest.fixture
+def own_options(monkeypatch, tmp_path):
+    """The world's own JVM options and class-data archive, the archive in a cache of the
+    test's own."""
     monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+
+
+def started_and_played() -> list[str]:
+    """Start a simulator, play a reset and stop it; its JVM's command line."""
+    env = ScienceWorld()
+    try:
+        assert env.reset(env.tasks("find-living-thing", "train")[0], 0).observation
+        return java_command(env)
+    finally:
+        env.close()
+
+
+def test_the_jvm_starts_with_the_worlds_options_and_the_variable_replaces_them(
+    own_options, monkeypatch
+):
     env = ScienceWorld()
     try:
         command = java_command(env)
@@ -47,21 +63,14 @@ def test_the_jvm_starts_with_the_worlds_options_and_the_variable_replaces_them(
     finally:
         env.close()
     monkeypatch.setenv(JVM_OPTIONS_VARIABLE, "-Xmx700m")
-    env = ScienceWorld()
-    try:
-        command = java_command(env)
-        assert "-Xmx700m" in command and not set(JVM_OPTIONS) & set(command)
-        assert not [option for option in command if "SharedArchiveFile" in option]
-        assert env.reset(env.tasks("find-living-thing", "train")[0], 0).observation
-    finally:
-        env.close()
+    command = started_and_played()
+    assert "-Xmx700m" in command and not set(JVM_OPTIONS) & set(command)
+    assert not [option for option in command if "SharedArchiveFile" in option]
 
 
 def test_the_first_simulator_makes_the_class_archive_and_every_later_one_starts_from_it(
-    monkeypatch, tmp_path
+    own_options, tmp_path
 ):
-    monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     archive = class_archive().path
     assert archive.is_relative_to(tmp_path) and not archive.exists()
     made = []
@@ -90,19 +99,7 @@ def stale_archive(path: Path, folder: Path) -> Path:
     return path
 
 
-def started_and_played() -> list[str]:
-    """Start a simulator, play a reset and stop it; its JVM's command line."""
-    env = ScienceWorld()
-    try:
-        assert env.reset(env.tasks("find-living-thing", "train")[0], 0).observation
-        return java_command(env)
-    finally:
-        env.close()
-
-
-def test_an_archive_the_jvm_cannot_use_is_ignored_without_a_word(monkeypatch, tmp_path):
-    monkeypatch.delenv(JVM_OPTIONS_VARIABLE, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+def test_an_archive_the_jvm_cannot_use_is_ignored_without_a_word(own_options, tmp_path):
     archive = stale_archive(class_archive().path, tmp_path)
     assert f"-XX:SharedArchiveFile={archive}" in started_and_played()
     for quiet, says in (((), True), (QUIET, False)):

@@ -259,9 +259,10 @@ def reindented_json(text: str) -> str:
     Text without a number with a fraction or an exponent, which msgspec reads, is written
     back by msgspec (as a JSON column is: :func:`store.rows.to_json_text`) and indented by it
     (``msgspec.json.format``): both write strings, integers, ``null`` and the booleans as
-    ``json.dumps`` does and lay out containers alike, but a float's exponent not (``1e16``, not ``1e+16``), so text holding one, and whatever
-    msgspec does not read (:func:`fast_json`), goes through :func:`parse_json` and
-    :func:`indented_json` (tests hold the two to ``json``: ``tests/ingest/test_values.py``).
+    ``json.dumps`` does and lay out containers alike, but not a float's exponent (``1e16``,
+    not ``1e+16``); so text holding a float, and whatever msgspec does not read
+    (:func:`fast_json`), goes through :func:`parse_json` and :func:`indented_json` (tests
+    hold the two to ``json``: ``tests/ingest/test_values.py``).
     """
     if text[:1] in ("{", "[") and len(text) < FAST_TEXT:
         try:
