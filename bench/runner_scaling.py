@@ -7,14 +7,17 @@ one database holding the plan's gold paths (made first, unmeasured: the simulato
 them is costly and not deterministic), so every run follows the same routes. Each run starts
 its own workers, and their start-up (a process, its imports, one JVM, the first world loaded)
 is included in its rate and CPU: it is measured first and printed per worker (a local worker,
-a Ray actor), and the default 400 episodes make it a few percent of a run (at 48 episodes it
-dominated). CPU is this process's plus every process under it (pool workers, Ray's processes,
-their JVMs), read from ``/proc`` while they live, and printed by kind of process; per episode
-it does not depend on how loaded the machine is, wall-clock rates do; the JVMs' share is split by
-thread (the simulator's, the JIT compilers', the collector's). Each JVM compiles the
-simulator's hot code again (about 10 s of CPU for its compilers, and slower episodes until
-then), which K workers pay K times: so the rate is also printed over each run's second half
-(``warm``), and so is the efficiency of those rates. Prints per run the rate,
+a Ray actor). CPU is this process's plus every process under it (pool workers, Ray's
+processes, their JVMs), read from ``/proc`` while they live, and printed by kind of process;
+per episode it does not depend on how loaded the machine is, wall-clock rates do; the JVMs'
+share is split by thread (the simulator's, the JIT compilers', the collector's). Each JVM
+compiles the simulator's hot code again (about 9 s of CPU for its compilers, and slower
+episodes until then), which K workers pay K times: so the rate is also printed over each run's
+second half (``warm``), and so is the efficiency of those rates. Start-up and compiling are
+what a worker pays once per run, in a user's run as here; the default 1,200 episodes (about
+two minutes of one worker) make them a few percent of a run. At 400 episodes the second JVM's
+compiling alone was an eighth of a two-worker run (efficiency 0.73 there, 0.88 at 1,200,
+the same hour); at 48 episodes start-up dominated. Prints per run the rate,
 CPU per episode and the JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1))
 (target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray instance started here
 with K CPUs) against one local worker, the CPU per episode against one worker's, the
@@ -30,7 +33,7 @@ rounds. On a shared virtual machine the speed of the cores drifts by a third wit
 (a plain CPU loop does too), which one run of each can take for scaling or its absence; runs
 of a round meet about the same machine.
 
-    python bench/runner_scaling.py [--episodes 400] [--rounds 3] [--executor local|ray|both]
+    python bench/runner_scaling.py [--episodes 1200] [--rounds 3] [--executor local|ray|both]
         [--defaults] [--jvm OPTIONS] [--gold FILE] [--keep DIR]
 """
 
@@ -383,7 +386,7 @@ def play_round(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--episodes", type=int, default=400)
+    parser.add_argument("--episodes", type=int, default=1200)
     parser.add_argument("--families", default="use-thermometer,find-living-thing")
     parser.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="K (default: cores)"
