@@ -277,7 +277,8 @@ def _as_eval(path: Path, mutation: Mutation) -> Path:
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("header.json", json.dumps(log))
         for k, sample in enumerate(samples):
-            archive.writestr(f"samples/{sample.get('id', k)}_epoch_1.json", json.dumps(sample))
+            name = f"samples/{sample.get('id', k)}_epoch_{sample.get('epoch', 1)}.json"
+            archive.writestr(name, json.dumps(sample))
     data = bytearray(target.read_bytes())
     for position, byte in mutation.flips:
         data[position % len(data)] = byte
