@@ -198,6 +198,20 @@ def test_run_reports_bad_options_clearly(run, monkeypatch):
     assert "no run batch 'nope'" in run("run", "--resume", "nope", ok=False).output
 
 
+@pytest.mark.parametrize("env", ["scienceworld", "textworld"])
+def test_run_and_evolve_list_the_families_of_their_own_world(run, env):
+    from workbench.envs.registry import environment_plugin
+
+    result = run("run", "--env", env, ok=False)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    families = environment_plugin(env).families()
+    assert f"{env}'s families: {', '.join(families)}" in " ".join(result.output.split())
+    result = run("evolve", "--env", env, "--stream", f"{families[0]},nonsense", ok=False)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    said = " ".join(result.output.split())
+    assert f"unknown task family nonsense; {env}'s families: {', '.join(families)}" in said
+
+
 def test_demo_builds_train_and_test_batches_in_every_world(run, db_path):
     assert "demo ready" in run("demo", "--train", "4", "--test", "2", "--workers", "1").output
     with Store(db_path) as store:

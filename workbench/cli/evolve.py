@@ -23,6 +23,7 @@ from workbench.cli.options import (
     integer,
     parse_rates,
     reasoner_option,
+    world_families,
 )
 from workbench.cli.plugins import env_option, families_default
 from workbench.cli.tables import Column, print_records
@@ -40,14 +41,8 @@ def regime_names() -> tuple[str, ...]:
 
 
 def _families(env: str, text: str, option: str) -> list[str]:
-    from workbench.envs.registry import environment_plugin
-    from workbench.plugins import PluginError
-
     families = family_list(text)
-    try:
-        known = environment_plugin(env).families()
-    except PluginError as error:
-        raise click.BadParameter(str(error), param_hint="--env") from error
+    known = world_families(env)
     unknown = [f for f in families if f not in known]
     if unknown or not families:
         raise click.BadParameter(

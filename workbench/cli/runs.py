@@ -20,6 +20,7 @@ from workbench.cli.options import (
     integer,
     parse_rates,
     workers_option,
+    world_families,
 )
 from workbench.cli.plugins import agent_choice, env_option, environment_names
 from workbench.demo import DEMO_TEST, DEMO_TRAIN
@@ -60,7 +61,9 @@ def run_and_report(
 @click.command("run")
 @env_option("Environment (any installed environment plugin).")
 @click.option(
-    "--family", "families", help="Comma-separated task families, e.g. boil,use-thermometer."
+    "--family",
+    "families",
+    help="Comma-separated task families of the environment (without it: the list).",
 )
 @click.option(
     "--split",
@@ -202,7 +205,7 @@ def run_command(
         return
     if not families:
         raise click.UsageError(
-            "give --family (e.g. --family boil,use-thermometer) or --resume BATCH"
+            f"give --family or --resume BATCH; {env}'s families: {', '.join(world_families(env))}"
         )
     if agent_kind == "command" and not cmd:
         raise click.UsageError("--agent command needs --cmd 'your agent command'")
