@@ -23,9 +23,8 @@ from workbench.cli.options import (
     integer,
     parse_rates,
     reasoner_option,
-    world_families,
 )
-from workbench.cli.plugins import env_option, families_default
+from workbench.cli.plugins import env_option, families_default, world_families
 from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:

@@ -474,21 +474,6 @@ def family_list(text: str) -> list[str]:
     return [f.strip() for f in text.split(",") if f.strip()]
 
 
-def world_families(env: str) -> list[str]:
-    """The task families of the world ``env`` (its plugin's list; no simulator started).
-
-    Raises:
-        click.BadParameter: no installed plugin is ``env``, or it cannot be loaded.
-    """
-    from workbench.envs.registry import environment_plugin
-    from workbench.plugins import PluginError
-
-    try:
-        return environment_plugin(env).families()
-    except PluginError as error:
-        raise click.BadParameter(str(error), param_hint="--env") from error
-
-
 def parse_rates(
     values: tuple[str, ...], base: dict[str, float] | None = None
 ) -> dict[str, float] | None:

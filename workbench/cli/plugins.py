@@ -71,3 +71,18 @@ def families_default(pick: Callable[[EnvironmentPlugin], Sequence[str]]) -> Lazy
     """A ``--family``-like default: the chosen environment's families that ``pick`` names,
     comma-separated."""
     return LazyDefault(lambda: ",".join(pick(chosen_environment())))
+
+
+def world_families(env: str) -> list[str]:
+    """The task families of the world ``env`` (its plugin's list; no simulator started).
+
+    Raises:
+        click.BadParameter: no installed plugin is ``env``, or it cannot be loaded.
+    """
+    from workbench.envs.registry import environment_plugin
+    from workbench.plugins import PluginError
+
+    try:
+        return environment_plugin(env).families()
+    except PluginError as error:
+        raise click.BadParameter(str(error), param_hint="--env") from error

@@ -20,9 +20,13 @@ from workbench.cli.options import (
     integer,
     parse_rates,
     workers_option,
+)
+from workbench.cli.plugins import (
+    agent_choice,
+    env_option,
+    environment_names,
     world_families,
 )
-from workbench.cli.plugins import agent_choice, env_option, environment_names
 from workbench.demo import DEMO_TEST, DEMO_TRAIN
 
 if TYPE_CHECKING:
