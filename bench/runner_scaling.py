@@ -6,25 +6,25 @@ Every run plays the same plan (the scripted agent on real ScienceWorld tasks) in
 one database holding the plan's gold paths (made first, unmeasured: the simulator's search for
 them is costly and not deterministic), so every run follows the same routes. Each run starts
 its own workers, and their start-up (a process, its imports, one JVM, the first world loaded)
-is included in its rate and CPU: it is measured first and printed per worker (a local worker,
-a Ray actor). CPU is this process's plus every process under it (pool workers, Ray's
-processes, their JVMs), read from ``/proc`` while they live, and printed by kind of process;
-per episode it does not depend on how loaded the machine is, wall-clock rates do; the JVMs'
-share is split by thread (the simulator's, the JIT compilers', the collector's). Each JVM
-compiles the simulator's hot code again (about 9 s of CPU for its compilers, and slower
+is included in its rate and CPU: it is measured first and printed per worker (a local worker, a
+Ray actor). CPU is this process's plus every process under it (pool workers, Ray's processes,
+their JVMs), read from ``/proc`` while they live, and printed by kind of process; per episode
+it does not depend on how loaded the machine is, wall-clock rates do; the JVMs' share is split
+by thread (the simulator's, the JIT compilers', the collector's). Each JVM compiles the
+simulator's hot code again (9 s of CPU for its compilers by 400 episodes, 12 s by 1,200; slower
 episodes until then), which K workers pay K times: so the rate is also printed over each run's
 second half (``warm``), and so is the efficiency of those rates. Start-up and compiling are
-what a worker pays once per run, in a user's run as here; the default 1,200 episodes (about
-two minutes of one worker) make them a few percent of a run. At 400 episodes the second JVM's
-compiling alone was an eighth of a two-worker run (efficiency 0.73 there, 0.88 at 1,200,
-the same hour); at 48 episodes start-up dominated. Prints per run the rate,
-CPU per episode and the JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1))
-(target ≥ 0.8) of the local pool and of Ray (``--executor ray``: a Ray instance started here
-with K CPUs) against one local worker, the CPU per episode against one worker's, the
-ceiling one worker sets (it keeps more than a core busy, its JVM compiling and collecting beside
-the simulator: K workers at its CPU per episode on K cores reach at most 1 / its cores), and which
-episodes each run played with other actions or outcomes than the first — and in how many the
-simulator listed what the agent saw in another order (its JVM's history: see
+what a worker pays once per run, in a user's run as here; the default 1,200 episodes (about two
+minutes of one worker) make them less than a tenth of a run. At 400 episodes the second JVM's
+compiling alone was an eighth of a two-worker run (efficiency 0.73 there, 0.88 at 1,200, the
+same hour); at 48 episodes start-up dominated. Prints per run the rate, CPU per episode and the
+JVMs' threads, then the parallel efficiency rate(K) / (K · rate(1)) (target ≥ 0.8) of the local
+pool and of Ray (``--executor ray``: a Ray instance started here with K CPUs) against one local
+worker, the CPU per episode against one worker's, the ceiling one worker sets (it keeps more
+than a core busy, its JVM compiling and collecting beside the simulator: K workers at its CPU
+per episode on K cores reach at most 1 / its cores), and which episodes each run played with
+other actions or outcomes than the first — and in how many the simulator listed what the agent
+saw in another order (its JVM's history: see
 :data:`workbench.envs.scienceworld.JVM_OPTIONS_VARIABLE`).
 
 Runs come in rounds (``--rounds``, default 3): 1 worker, then K local workers, then Ray, each
