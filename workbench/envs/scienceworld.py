@@ -115,11 +115,14 @@ runs on 1 and 2 workers play alike, at about 30% more CPU."""
 
 def jvm_options() -> list[str]:
     """The options the next simulator's JVM starts with: :data:`JVM_OPTIONS` and its class-data
-    archive when there is one, or what :data:`JVM_OPTIONS_VARIABLE` says instead."""
+    archive (made first when there is none yet), or what :data:`JVM_OPTIONS_VARIABLE` says
+    instead."""
     given = os.environ.get(JVM_OPTIONS_VARIABLE)
     if given is not None:
         return shlex.split(given)
-    return [*JVM_OPTIONS, *class_archive().options()]
+    archive = class_archive()
+    archive.make(_train_class_archive)
+    return [*JVM_OPTIONS, *archive.options()]
 
 
 def class_archive() -> ClassArchive:
@@ -143,11 +146,7 @@ def make_class_archive() -> bool:
 def _train_class_archive(options: list[str]) -> None:
     """Start a simulator with ``options`` added to :data:`JVM_OPTIONS`, load a task, look
     around, list the valid actions and stop it, waiting for its JVM to exit."""
-    token = _LAUNCH_OPTIONS.set([*JVM_OPTIONS, *options])
-    try:
-        simulator = _started()
-    finally:
-        _LAUNCH_OPTIONS.reset(token)
+    simulator = _started([*JVM_OPTIONS, *options])
     process = simulator._gateway.java_process
     try:
         simulator.load(task_names()[0], 0, "")
@@ -162,8 +161,8 @@ def _train_class_archive(options: list[str]) -> None:
             raise
 
 
-def _started() -> Any:
-    """A simulator, its JVM started with :func:`jvm_options` (or :data:`_LAUNCH_OPTIONS`).
+def _started(options: list[str]) -> Any:
+    """A simulator, its JVM started with ``options`` (through :data:`_LAUNCH_OPTIONS`).
 
     Its own step limit is set high: this adapter's callers enforce ``step_limit``.
     """
@@ -172,7 +171,11 @@ def _started() -> Any:
 
     if not getattr(simulator.launch_gateway, "with_jvm_options", False):
         simulator.launch_gateway = _with_jvm_options(simulator.launch_gateway)
-    return ScienceWorldEnv("", envStepLimit=10_000)
+    token = _LAUNCH_OPTIONS.set(options)
+    try:
+        return ScienceWorldEnv("", envStepLimit=10_000)
+    finally:
+        _LAUNCH_OPTIONS.reset(token)
 
 
 JVM_LOG = ("-Xlog:disable", "-Xlog:all=warning:stderr")
@@ -266,8 +269,7 @@ class ScienceWorld:
     def _env(self) -> Any:
         """The simulator, started (one JVM) on first use: listing tasks needs none."""
         if self._sim is None:
-            make_class_archive()
-            self._sim = _started()
+            self._sim = _started(jvm_options())
         return self._sim
 
     # -- episodes -----------------------------------------------------------------------------
