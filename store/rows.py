@@ -107,8 +107,8 @@ def _converter(annotation: Any, is_json: bool) -> Convert:
     if is_json:
 
         def to_json(value: Any) -> Any:
-            if value is None:
-                return None
+            if value is None or (type(value) is float and not math.isfinite(value)):
+                return None  # as a dump: a NaN or an infinity alone is JSON null, stored as NULL
             try:
                 return to_json_text(value)
             except UnicodeEncodeError:  # a lone surrogate, which pydantic may refuse too

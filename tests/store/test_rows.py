@@ -382,6 +382,7 @@ odd_episodes = st.builds(
     )
 )
 @example(Step(episode_id="e", index=0, kind="action", raw={"at": datetime(2026, 1, 1, tzinfo=UTC)}))
+@example(Step(episode_id="e", index=0, kind="action", raw=float("inf")))
 def test_rows_read_from_attributes_equal_the_dumped_rows(record):
     """The stored format is what a full JSON-mode dump gives (zones, NaN, nested datetimes),
     JSON columns as compact text of the dumped value."""
