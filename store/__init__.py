@@ -21,7 +21,9 @@ from store.artifacts import (
     Scope,
 )
 from store.db import (
+    CUT_TEXTS,
     DEFAULT_DB,
+    CutStep,
     EpisodeFilter,
     GroupStats,
     ListedEpisode,
@@ -51,6 +53,7 @@ from store.records import (
 from store.synth import SYNTH_WORKSPACE, ExampleKind, SynthExample, SynthTask, Verdict
 
 __all__ = [
+    "CUT_TEXTS",
     "DEFAULT_DB",
     "DEFAULT_REGIMES",
     "MASKS",
@@ -71,6 +74,7 @@ __all__ = [
     "Claim",
     "Cluster",
     "CompileAttempt",
+    "CutStep",
     "DatabaseBusy",
     "Episode",
     "EpisodeFilter",

@@ -351,6 +351,42 @@ LEAN_CACHE_SIZE = -2048
 pages are written once and not read again, so caching them only adds their size to memory."""
 
 
+CUT_TEXTS = ("content", "thought", "action", "observation")
+"""The texts of a step that :meth:`Store.cut_steps` cuts and :meth:`Store.step_text` pages."""
+SQLITE_INT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class CutStep:
+    """A step read with each text cut to a window (:meth:`Store.cut_steps`)."""
+
+    step: Step
+    """The step, each of its texts at most the window's first characters."""
+    lengths: dict[str, int]
+    """The full length in characters of each of :data:`CUT_TEXTS`, and of the stored raw
+    record as ``raw`` (0 when there is none)."""
+
+    def cut(self, field: str) -> bool:
+        """Whether ``field``'s text (or the raw record) is longer than what the step holds."""
+        if field == "raw":
+            return self.lengths["raw"] > 0 and self.step.raw is None
+        return self.lengths[field] > len(getattr(self.step, field))
+
+
+def _cut_step(row: Sequence[Any]) -> CutStep:
+    values = dict(zip(("episode_id", "index", "kind", "role"), row[:4], strict=True))
+    lengths: dict[str, int] = {}
+    for k, field in enumerate(CUT_TEXTS):
+        values[field], lengths[field] = row[4 + 2 * k], row[5 + 2 * k]
+    rest = row[4 + 2 * len(CUT_TEXTS) :]
+    names = ("tool_name", "tool_call_id", "reward", "timestamp", "raw")
+    values.update(zip(names, rest[:5], strict=True))
+    lengths["raw"] = rest[5] or 0
+    if any(lengths[f] > len(values[f]) for f in CUT_TEXTS):
+        values["raw"] = None  # its references to the step's texts need them whole
+    return CutStep(from_row(Step, values), lengths)
+
+
 class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, SynthTables):
     """Workbench records in one SQLite file (WAL mode, foreign keys on, FTS over steps).
 
@@ -781,6 +817,47 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         """One step of an episode."""
         found = self.steps(episode_id, index, index + 1)
         return found[0] if found else None
+
+    def cut_steps(
+        self, episode_id: str, start: int = 0, stop: int | None = None, chars: int = 4000
+    ) -> list[CutStep]:
+        """Steps ``start`` to ``stop`` (exclusive) of an episode, each text cut to its first
+        ``chars`` characters, with every text's full length: what a reader shows of steps
+        whose texts may be hundreds of megabytes, in memory bounded by ``chars`` (SQLite
+        still reads a long text once to cut it, but never hands all of it to Python).
+
+        A step with a cut text comes without its raw record (the record may hold the text
+        again, and is stored with references to the step's full texts), as does a step whose
+        raw record is longer than ``chars``; its ``lengths["raw"]`` tells how long it is.
+        """
+        texts = ", ".join(
+            f'CASE WHEN length("{c}") > :n THEN substr("{c}", 1, :n) ELSE "{c}" END, length("{c}")'
+            for c in CUT_TEXTS
+        )
+        sql = (
+            f'SELECT episode_id, "index", kind, role, {texts}, tool_name, tool_call_id, reward, '
+            "timestamp, CASE WHEN length(raw) <= :n THEN raw END AS raw, length(raw) "
+            'FROM steps WHERE episode_id = :episode AND "index" >= :start AND "index" < :stop '
+            'ORDER BY "index"'
+        )
+        params = {"n": chars, "episode": episode_id, "start": start}
+        params["stop"] = stop if stop is not None else SQLITE_INT_MAX
+        return [_cut_step(row) for row in self._rows(sql, params)]  # type: ignore[arg-type]
+
+    def step_text(self, episode_id: str, index: int, field: str, start: int, chars: int) -> str:
+        """Characters ``start`` to ``start + chars`` of one text of one step (``""`` past its
+        end, or when there is no such step): a long text read a window at a time.
+
+        Raises:
+            ValueError: ``field`` is not one of :data:`CUT_TEXTS`.
+        """
+        if field not in CUT_TEXTS:
+            raise ValueError(f"a step's texts are {', '.join(CUT_TEXTS)}; not {field!r}")
+        row = self.conn.execute(
+            f'SELECT substr("{field}", ?, ?) FROM steps WHERE episode_id = ? AND "index" = ?',
+            (start + 1, max(chars, 0), episode_id, index),
+        ).fetchone()
+        return row[0] if row is not None else ""
 
     def search(
         self, query: str, where: EpisodeFilter = EpisodeFilter(), limit: int = 50

@@ -169,6 +169,33 @@ def test_steps_read_by_range(store):
     assert "USING INDEX" in " ".join(str(tuple(r)) for r in plan)
 
 
+def test_cut_steps_hold_a_window_of_each_text_and_its_full_length(store):
+    add(store, "short", False, n=2)
+    big = "é" * 5000 + "tail"
+    store.put_task(Task(id="sw:boil", environment="scienceworld", family="boil", split="train"))
+    episode = Episode(id="big", task_id="sw:boil", batch_id="b1")
+    raw = {"output": big, "extra": 1}
+    steps = [
+        Step(episode_id="big", index=0, kind="action", action="look", observation=big, raw=raw),
+        Step(episode_id="big", index=1, kind="action", action="wait", raw={"k": "v"}),
+    ]
+    store.add_episode(episode, steps)
+    first, second = store.cut_steps("big", 0, None, chars=100)
+    assert first.step.observation == "é" * 100 and first.lengths["observation"] == 5004
+    assert first.cut("observation") and not first.cut("action")
+    assert first.step.raw is None and first.cut("raw")  # its text is cut: no raw record
+    assert second.step.raw == {"k": "v"} and not second.cut("raw")
+    assert second.lengths["observation"] == 0
+    whole = store.cut_steps("big", 0, 1, chars=10_000)[0]
+    assert whole.step == store.step("big", 0) and not whole.cut("raw")
+    assert store.step_text("big", 0, "observation", 4998, 100) == "éétail"
+    assert store.step_text("big", 0, "observation", 6000, 100) == ""
+    assert store.step_text("big", 7, "observation", 0, 100) == ""
+    assert [c.step.index for c in store.cut_steps("short", 1, 5)] == [1]
+    with pytest.raises(ValueError, match="not 'raw'"):
+        store.step_text("big", 0, "raw", 0, 10)
+
+
 def test_listing_puts_failures_first_and_filters(store):
     add(store, "p1", True, family="boil")
     add(store, "f1", False, family="melt", agent="b")
