@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import difflib
 import functools
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -20,17 +19,11 @@ import click
 from rich.console import Console
 from rich.segment import Segment
 
+from workbench.terminal import CONTROL, plain
+
 if TYPE_CHECKING:
     from store import EpisodeFilter, Store
     from workbench.backends import Backends
-
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Control characters other than newline and tab: printed text must not drive the terminal."""
-
-
-def plain(text: str) -> str:
-    """``text`` with control characters shown as ``\\xNN`` (for click's plain messages)."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 class SafeConsole(Console):
