@@ -19,6 +19,7 @@ import ijson
 from pydantic import ValidationError
 
 from store import Batch, Episode, Outcome, Source, Span, Step, Task
+from workbench.ingest import json_events
 from workbench.ingest.values import (
     MAX_DEPTH,
     TOO_DEEP,
@@ -97,6 +98,18 @@ class CountingReader(io.RawIOBase):
         n = self.raw.readinto(buffer)
         self.count += n or 0
         return n
+
+    def seekable(self) -> bool:
+        return self.raw.seekable()
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Go to ``offset`` (a reader read again, :mod:`~workbench.ingest.json_events`); the
+        bytes before it count as read."""
+        self.count = self.raw.seek(offset, whence)
+        return self.count
 
     def close(self) -> None:
         self.raw.close()
@@ -239,7 +252,7 @@ def json_items(handle: IO[bytes], prefix: str, buf_size: int) -> Iterator[Any]:
     want = prefix.split(".") if prefix else []
     keys: list[str] = []
     """Per open container outside the items: ``item`` for an array, else its current key."""
-    events = ijson.basic_parse(handle, use_float=True, buf_size=buf_size)
+    events = json_events.events(handle, buf_size)
     try:
         for event, value in events:
             if event == "map_key":

@@ -55,6 +55,7 @@ import ijson
 from pydantic import ValidationError
 
 from store import Episode, Outcome, Step, Task, Usage
+from workbench.ingest import json_events
 from workbench.ingest.base import (
     BOM,
     WHOLE_JSON,
@@ -321,9 +322,7 @@ def _json_header(ctx: ReadContext) -> dict[str, Any]:
     """Every top-level value before ``samples``, read in a first, uncounted pass."""
     with ctx.open(ctx.path) as handle:
         try:
-            header = _top_level_before(
-                ijson.basic_parse(handle, use_float=True, buf_size=HEADER_BUFFER), "samples"
-            )
+            header = _top_level_before(json_events.events(handle, HEADER_BUFFER), "samples")
         except (ijson.JSONError, ValueError) as error:  # (ValueError: a 4300-digit integer)
             raise ctx.error("", "", f"invalid JSON: {_first_line(error)}") from None
     if header is None:

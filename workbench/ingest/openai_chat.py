@@ -46,6 +46,7 @@ from typing import Any
 import ijson
 
 from store import Episode, Outcome, Step, Task, Usage
+from workbench.ingest import json_events
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, text_of
 from workbench.ingest.record_files import (
     TRIAL_KEYS,
@@ -117,8 +118,9 @@ def head_shape(head: str) -> HeadShape | None:
     if root is None:
         return None
     shape = HeadShape()
-    data = io.BytesIO(text.encode("utf-8", "replace"))
-    events = ijson.parse(data, multiple_values=True, buf_size=HEAD_BUFFER)
+    data = text.encode("utf-8", "replace")
+    parser = json_events.parser(data)
+    events = parser.parse(io.BytesIO(data), multiple_values=True, buf_size=HEAD_BUFFER)
     try:
         for prefix, event, value in events:
             if len(prefix) > HEAD_PREFIX or not _note_event(shape, root, prefix, event, value):
