@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,17 @@ from workbench.ingest.values import (
 )
 
 
+def path_text(path: str | os.PathLike[str]) -> str:
+    """``path`` as text that can be stored and printed: bytes of its name that are not UTF-8
+    (which Python keeps as lone surrogates, and SQLite and terminals refuse) shown as
+    ``\\xNN``; any other name as it is."""
+    text = os.fspath(path)
+    try:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class IngestError(Exception):
     """A file, or one record in it, that cannot be imported.
 
@@ -44,7 +56,8 @@ class IngestError(Exception):
     """
 
     def __init__(self, path: str | Path, where: str, field: str, message: str) -> None:
-        self.path, self.where, self.field, self.message = str(path), where, field, message
+        self.path, self.where, self.field = path_text(path), where, field
+        self.message = message
         super().__init__(str(self))
 
     def __str__(self) -> str:
@@ -191,7 +204,7 @@ class ReadContext:
     def source(self, record: str) -> Source:
         """The source of an episode read from ``record`` of this file."""
         return Source(
-            path=str(self.path), format=self.format, hash=self.content_hash, record=record
+            path=path_text(self.path), format=self.format, hash=self.content_hash, record=record
         )
 
     def error(self, where: str, field_path: str, message: str) -> IngestError:

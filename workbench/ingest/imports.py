@@ -5,8 +5,11 @@ gave (or why it gave nothing)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,7 +28,7 @@ from store.staging import (
     staged,
 )
 from workbench.ingest import formats, storable
-from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext
+from workbench.ingest.base import Importer, IngestError, ParsedEpisode, ReadContext, path_text
 from workbench.ingest.steps import StepFields
 from workbench.progress import NullProgress, Progress, check_cancel
 
@@ -175,9 +178,12 @@ def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
 
 
 def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
-    """Files to import as ``(path, named)``: named files as given, directories walked.
+    """Files to import as ``(path, named)``: named files as given, directories walked (their
+    hidden files and everything but regular files left out: reading a named pipe or a
+    device could wait forever or never end).
 
-    Raises :class:`IngestError` for a path that does not exist.
+    Raises :class:`IngestError` for a named path that is not a regular file or a directory,
+    saying what it is.
     """
     files: list[tuple[Path, bool]] = []
     for path in paths:
@@ -191,8 +197,33 @@ def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
         elif path.is_file():
             files.append((path, True))
         else:
-            raise IngestError(path, "", "", "no such file or directory")
+            raise IngestError(path, "", "", not_a_file(path))
     return files
+
+
+_SPECIAL = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_a_file(path: Path) -> str:
+    """What ``path`` is, when it is neither a regular file nor a directory, in words."""
+    try:
+        mode = path.stat().st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symbolic link that loops (it leads back to itself)"
+        if error.errno == errno.ENOENT and path.is_symlink():
+            return f"a symbolic link to {path_text(os.readlink(path))!r}, which does not exist"
+        if error.errno == errno.ENOENT:
+            return "no such file or directory"
+        return f"cannot be read: {error.strerror or error}"
+    what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+    target = f" ({path_text(path.resolve())})" if path.is_symlink() else ""
+    return f"{what}{target}, not a file to import"
 
 
 class _Import:
@@ -294,7 +325,7 @@ class _Import:
         """Record a file read to the end, once the import is published."""
         self.hashes.add(content_hash)
         batch_id = self.batch.id if self.used else None
-        self.sources.append((content_hash, str(path), fmt, batch_id, report))
+        self.sources.append((content_hash, path_text(path), fmt, batch_id, report))
 
     def publish(self) -> None:
         """Make the import visible, all at once."""
@@ -345,14 +376,14 @@ def import_paths(
     progress = progress or NullProgress()
     results_path = Path(results) if results is not None else None
     if results_path is not None and not results_path.is_file():
-        raise IngestError(results_path, "", "", "results file not found")
+        raise IngestError(results_path, "", "", f"results file: {not_a_file(results_path)}")
     given = [Path(p) for p in paths]
     files = expand(given)
     forced = (formats.by_name(format) if isinstance(format, str) else format) if format else None
     params = {
-        "paths": [str(p) for p, _ in files],
+        "paths": [path_text(p) for p, _ in files],
         "format": forced.name if forced else None,
-        "results": str(results) if results else None,
+        "results": path_text(results) if results else None,
     }
     if not dry_run and interrupted(store):  # imports killed before they were published
         progress.start(None, "removing an interrupted import")
@@ -403,7 +434,7 @@ def _finish(
         if all(f.empty for f in inside):
             ignored = sum(f.status == "ignored" for f in inside)
             what = "no files" if not inside else f"no episodes ({ignored} file(s) ignored)"
-            report.folders.append((str(folder), what))
+            report.folders.append((path_text(folder), what))
     if report.failures() and not skip_bad:
         raise NothingImported(report)
 
@@ -418,7 +449,7 @@ def _import_file(
     progress: Progress,
     cancel: threading.Event | None,
 ) -> FileReport:
-    report = FileReport(path=str(path), named=named)
+    report = FileReport(path=path_text(path), named=named)
     size = path.stat().st_size
     try:
         importer = forced or formats.detect(path)
