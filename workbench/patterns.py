@@ -1,11 +1,12 @@
-"""Regular expressions that come from artifacts (rules, skills, subagents a model or a
-heuristic wrote), evaluated with a time limit wherever an agent follows them.
+"""The one matcher of regular expressions that somebody else wrote: patterns of artifacts
+(rules, skills, subagents a model or a heuristic wrote) wherever an agent follows them, and
+the patterns of a user's mapping file (``workbench import --map``) on every line of a log.
 
 Python's own ``re`` cannot be interrupted: one pathological pattern (nested repetition on a
-long observation) can hold an episode for minutes. These helpers run the pattern with the
-``regex`` engine, which reads ``re`` syntax the same way and stops a match past
-:data:`PATTERN_SECONDS`, raising :class:`PatternTimeout` — a clear error that ends the episode
-which met it (a broken artifact fails its episode; it never hangs it).
+long line) can hold a process for minutes. These helpers run the pattern with the ``regex``
+engine, which reads ``re`` syntax the same way and stops a match past
+:data:`PATTERN_SECONDS`, raising :class:`PatternTimeout` — a clear error that ends what met it
+(a broken artifact fails its episode, a broken mapping its file; neither hangs).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import Any
 import regex
 
 PATTERN_SECONDS = 0.5
-"""Most seconds one artifact pattern may take on one text."""
+"""Most seconds one pattern may take on one text."""
 
 
 class PatternTimeout(RuntimeError):
-    """An artifact pattern ran past its time limit."""
+    """A pattern ran past its time limit."""
 
 
 @lru_cache(maxsize=4096)
@@ -29,13 +30,23 @@ def compiled(pattern: str) -> Any:
     return regex.compile(pattern)
 
 
+def error(pattern: str) -> str | None:
+    """Why ``pattern`` is not a regular expression this matcher runs; ``None`` if it is."""
+    try:
+        compiled(pattern)
+    except regex.error as problem:
+        return str(problem)
+    return None
+
+
 def _run(method: str, pattern: str, text: str) -> Any:
     try:
         return getattr(compiled(pattern), method)(text, timeout=PATTERN_SECONDS)
     except TimeoutError:
         shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
         raise PatternTimeout(
-            f"the artifact pattern {shown!r} ran past its {PATTERN_SECONDS:g} s limit"
+            f"the pattern {shown!r} ran past its {PATTERN_SECONDS:g} s limit"
+            f" (on a text of {len(text):,} characters)"
         ) from None
 
 

@@ -192,6 +192,25 @@ def test_a_text_log_without_start_pattern_is_one_episode(store, tmp_path):
     assert [s.action for s in store.steps(episode.id)] == ["look", "go north"]
 
 
+def test_a_pattern_that_runs_too_long_ends_the_file_with_one_line_naming_it(
+    db_path, store, tmp_path
+):
+    """Nested repetition on a long line: ``re`` would backtrack for minutes, the one
+    time-limited matcher (``workbench.patterns``) stops it, and the file is named."""
+    mapping = tmp_path / "m.toml"
+    mapping.write_text("[text]\nepisode = '^(a+)+$'\naction = '^> (?P<action>.*)'\n")
+    log = tmp_path / "run.txt"
+    log.write_text("> look\n" + "a" * 50_000 + "!\n> go\n")
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [log], format=mapped.load(mapping))
+    assert (caught.value.where, caught.value.field) == ("line 2", "text.episode")
+    assert "'^(a+)+$' ran past its 0.5 s limit" in caught.value.message
+    assert store.count_episodes() == 0
+    result = cli(db_path, "import", "--map", str(mapping), str(log), "--skip-bad")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "ran past its 0.5 s limit" in result.output
+
+
 # -- the mapping file -------------------------------------------------------------------------
 
 

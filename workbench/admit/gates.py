@@ -22,7 +22,6 @@ Exact McNemar p over the discordant pairs and Wilson intervals are reported with
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -30,6 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from store import ArtifactVersion, Gate, GateCheck, LedgerEntry, ReplayCase, Store
+from workbench import patterns as matcher
 from workbench.admit.evidence import origin_of
 from workbench.admit.sandbox import PATTERN_LIMITS, SandboxError, run_limited
 from workbench.admit.stats import mcnemar_exact, wilson_interval
@@ -125,10 +125,8 @@ def _patterns_compile(contract: RuleContract | SkillContract | SubagentContract)
     patterns += [form.until] if isinstance(contract, SkillContract) else []
     patterns += [form.success] if isinstance(contract, SubagentContract) else []
     for pattern in patterns:
-        try:
-            re.compile(neutral(pattern))
-        except re.error as error:
-            return GateCheck(name="patterns", passed=False, detail=f"{pattern!r}: {error}")
+        if (problem := matcher.error(neutral(pattern))) is not None:
+            return GateCheck(name="patterns", passed=False, detail=f"{pattern!r}: {problem}")
     return GateCheck(
         name="patterns", passed=True, detail=f"{len([p for p in patterns if p])} compile"
     )

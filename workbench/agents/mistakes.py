@@ -24,11 +24,11 @@ makes the same mistakes.
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache, cached_property
 
+from workbench import patterns
 from workbench.agents.guidance import STOP
 from workbench.envs.lexicon import GENERIC_MODES, PLAIN, ActionRole, Lexicon, MistakeMode
 
@@ -159,7 +159,7 @@ def choose_when_reached(
 
 
 def _excluded(mode: MistakeMode, action: str) -> bool:
-    return bool(mode.exclude) and re.search(mode.exclude, action) is not None
+    return bool(mode.exclude) and patterns.search(mode.exclude, action) is not None
 
 
 # -- the kinds ------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from pydantic import (
 )
 
 from store import Episode, Outcome, Task
+from workbench import patterns
 from workbench.ingest.base import (
     IngestError,
     ParsedEpisode,
@@ -238,11 +239,8 @@ class Text(_Section):
     @field_validator("episode", "instruction", "thought", "action", "observation", "outcome")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as error:
-                raise ValueError(f"bad regular expression: {error}") from None
+        if value is not None and (problem := patterns.error(value)) is not None:
+            raise ValueError(f"bad regular expression: {problem}")
         return value
 
 
@@ -457,19 +455,24 @@ class TextReader:
         assert mapping.text is not None
         self.text, self.ctx, self.importer_name = mapping.text, ctx, mapping.name
         self.patterns = {
-            key: re.compile(pattern)
+            key: pattern
             for key in ("episode", "instruction", "thought", "action", "observation", "outcome")
             if (pattern := getattr(self.text, key)) is not None
         }
 
     def read(self) -> Iterator[ParsedEpisode | IngestError]:
-        """Yield one episode per start line (or the whole file as one)."""
+        """Yield one episode per start line (or the whole file as one).
+
+        Each pattern runs under the time limit of :mod:`workbench.patterns`; one that runs
+        past it is an error of the whole file (naming the line and the pattern): it would
+        likely do so again on every line.
+        """
         draft = None if "episode" in self.patterns else _Draft(line=1)
         with self.ctx.open() as handle:
             for number, raw in enumerate(handle, start=1):
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
                 start = self.patterns.get("episode")
-                if start and (match := start.search(line)):
+                if start and (match := self._search("episode", number, line)):
                     if draft is not None:
                         yield self._finish(draft)
                     draft = _Draft(line=number, header=_groups(match))
@@ -480,9 +483,15 @@ class TextReader:
         if draft is not None:
             yield self._finish(draft)
 
+    def _search(self, key: str, number: int, line: str) -> Any:
+        try:
+            return patterns.search(self.patterns[key], line)
+        except patterns.PatternTimeout as timeout:
+            raise self.ctx.error(f"line {number}", f"text.{key}", str(timeout)) from None
+
     def _line(self, draft: _Draft, number: int, line: str) -> IngestError | None:
-        for key, pattern in self.patterns.items():
-            if key != "episode" and (match := pattern.search(line)):
+        for key in self.patterns:
+            if key != "episode" and (match := self._search(key, number, line)):
                 return self._matched(draft, number, key, match)
         last = draft.steps[-1] if draft.steps else None
         if last is not None and last["observation"] and line.strip():
