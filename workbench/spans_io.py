@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from store import EpisodeFilter, Span, Step, Store
 from store.records import SpanKind
+from workbench.escapes import json_dumps
 from workbench.ingest.base import IngestError, validation_error
 
 IndexBase = Literal["workbench", "source"]
@@ -329,7 +330,8 @@ def export_spans(
     index: IndexBase = "workbench",
 ) -> int:
     """Write the spans of the episodes matching ``where`` (only ``author``'s, if given) as
-    JSON lines; returns how many were written."""
+    JSON lines; returns how many were written. Control characters JSON leaves raw and
+    characters that disguise text are written as ``\\uXXXX`` escapes."""
     count = 0
     for episode in store.iter_episodes(where or EpisodeFilter()):
         spans = [
@@ -339,6 +341,6 @@ def export_spans(
             continue
         steps = step_map(store, episode.id) if index == "source" else None
         for span in spans:
-            handle.write(json.dumps(span_line(span, steps), ensure_ascii=False) + "\n")
+            handle.write(json_dumps(span_line(span, steps)) + "\n")
             count += 1
     return count

@@ -35,6 +35,12 @@ def exported(store: Store, tmp_path: Path) -> Path:
     return tmp_path / "out"
 
 
+def shown(text: str) -> str:
+    """``text`` as the exported files write it: placeholders' ``<`` escaped (``\\<X>``), so that
+    a renderer shows them rather than taking them for HTML tags."""
+    return text.replace("<", "\\<")
+
+
 def section(text: str, heading: str) -> str:
     return text.split(f"## {heading}", 1)[1].split("\n## ", 1)[0]
 
@@ -42,10 +48,10 @@ def section(text: str, heading: str) -> str:
 def test_a_guard_that_must_not_hold_reads_unless(exported: Path):
     rules = (exported / "RULES.md").read_text()
     [named] = [h for h in re.findall(r"^## (\S+)", rules, re.M) if "named" in h]
-    assert "- Guard: unless the task names <X>;" in section(rules, named)
+    assert shown("- Guard: unless the task names <X>;") in section(rules, named)
     [door] = [h for h in re.findall(r"^## (\S+)", rules, re.M) if h.startswith("open-door")]
     guard = next(line for line in section(rules, door).splitlines() if line.startswith("- Guard"))
-    assert guard == (
+    assert guard == shown(
         "- Guard: an earlier observation says 'A door to the <X> (that is closed)' about that "
         "<X>; unless 'open door to <X>' was just done"
     )
@@ -59,12 +65,15 @@ def test_a_skill_names_its_inputs_by_role_and_expects_a_pattern(exported: Path):
     assert not re.search(r"\bE\d+\b", text)
     inputs = text.split("**Inputs.**", 1)[1].split("**Procedure.**", 1)[0]
     assert (
-        "- <use-target>: a phrase the task names; used in 'use <use-target> on <use-on>'" in inputs
+        shown("- <use-target>: a phrase the task names; used in 'use <use-target> on <use-on>'")
+        in inputs
     )
-    assert "- <use-on>: a phrase the task names" in inputs
-    assert "1. use <use-target> on <use-on>" in text
+    assert shown("- <use-on>: a phrase the task names") in inputs
+    assert shown("1. use <use-target> on <use-on>") in text
     expected = next(line for line in text.splitlines() if line.startswith("**Expected result.**"))
-    assert "'the <use-target> measures a temperature of <number> degrees celsius'" in expected
+    assert (
+        shown("'the <use-target> measures a temperature of <number> degrees celsius'") in expected
+    )
 
 
 def test_wording_reads_roles_from_the_action_not_from_the_world():

@@ -46,6 +46,7 @@ from workbench.compile.contracts import (
     form_of,
     slug,
 )
+from workbench.escapes import json_dumps
 from workbench.markdown import fenced, front_matter, inline, write_atomically
 from workbench.progress import Progress
 from workbench.runner import Executor
@@ -370,11 +371,11 @@ def export(store: Store, folder: Path) -> list[Path]:
             "",
             "**Input schema.**",
             "",
-            fenced(json.dumps(agent.input_schema, indent=2), "json"),
+            fenced(json_dumps(agent.input_schema, indent=2), "json"),
             "",
             "**Return schema.**",
             "",
-            fenced(json.dumps(agent.return_schema, indent=2), "json"),
+            fenced(json_dumps(agent.return_schema, indent=2), "json"),
             "",
         ]
         write_atomically(path, "\n".join(body))

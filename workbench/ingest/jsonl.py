@@ -13,7 +13,6 @@ must run 0, 1, 2, ... in order.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import IO, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from store import Batch, Episode, Span, Store, Task
+from workbench.escapes import json_dumps
 from workbench.ingest.base import (
     IngestError,
     ParsedEpisode,
@@ -139,10 +139,14 @@ def episode_line(store: Store, episode: Episode) -> dict[str, Any]:
 
 
 def write(store: Store, episodes: Iterable[Episode], out: IO[str]) -> int:
-    """Write episodes as workbench JSONL to ``out``; returns how many were written."""
+    """Write episodes as workbench JSONL to ``out``; returns how many were written.
+
+    Control characters JSON leaves raw (DEL, C1) and characters that disguise text are
+    written as ``\\uXXXX`` escapes (:func:`workbench.escapes.json_dumps`): the file shows
+    safely in a terminal and reads back the same."""
     count = 0
     for episode in episodes:
-        out.write(json.dumps(episode_line(store, episode), ensure_ascii=False))
+        out.write(json_dumps(episode_line(store, episode)))
         out.write("\n")
         count += 1
     return count

@@ -17,10 +17,8 @@ dropped, spaces to dashes, ``-1``, ``-2``... for repeats), assigned in document 
 from __future__ import annotations
 
 import difflib
-import os
 import re
 import string
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +40,8 @@ from store import (
     Store,
 )
 from workbench.compile.specs import claims_of
+from workbench.escapes import shown
+from workbench.markdown import code_span, escaped, fenced, prose, write_atomically
 
 
 class RuleGroup(BaseModel):
@@ -193,19 +193,15 @@ def export(store: Store, out: Path, version: int | None = None) -> Manual:
     """Write a manual version (the latest by default) to ``out``, replacing the file whole
     (a temporary file renamed into place: never half-written).
 
+    Control characters are shown (``\\x1b``) even in a manual formulated before the rendering
+    showed them itself.
+
     Raises:
         ManualError: no such manual.
         OSError: the file cannot be written.
     """
     manual = manual_version(store, version)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(manual.markdown)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(out, shown(manual.markdown))
     return manual
 
 
@@ -230,8 +226,8 @@ class _Document:
 
     def heading(self, level: int, text: str, key: str | None = None) -> None:
         """A heading of plain ``text``; ``key`` names it for :meth:`link`."""
-        self._headings.append((" ".join(text.split()), key))
-        self.lines += [f"{'#' * level} {_inline(text)}", ""]
+        self._headings.append((shown(" ".join(text.split())), key))  # as it is shown
+        self.lines += [f"{'#' * level} {escaped(text)}", ""]
 
     def add(self, *lines: str) -> None:
         self.lines += lines
@@ -239,7 +235,7 @@ class _Document:
     @staticmethod
     def link(text: str, key: str) -> str:
         """``[text](#anchor)`` of the heading named ``key``."""
-        return f"[{_inline(text)}](#\x00{key}\x00)"
+        return f"[{escaped(text)}](#\x00{key}\x00)"
 
     def markdown(self) -> str:
         used: Counter[str] = Counter()
@@ -252,48 +248,6 @@ class _Document:
                 anchors[key] = anchor
         text = "\n".join(self.lines).rstrip() + "\n"
         return _LINK.sub(lambda m: anchors[m.group(1)], text)
-
-
-# -- escaping ---------------------------------------------------------------------------------
-
-_ACTIVE = re.compile(r"([\\`*\[\]<>|])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
-_BLOCK_START = re.compile(r"^(\s*)([#>+=~-]|\d+[.)])")
-
-
-def _inline(text: str) -> str:
-    """One line of text with Markdown's active characters escaped."""
-    return _ACTIVE.sub(lambda m: "\\" + m.group(0), " ".join(text.split()))
-
-
-def _prose(text: str) -> str:
-    """Text whose line breaks are kept (as hard breaks) and that starts no block."""
-    lines = [" ".join(line.split()) for line in text.strip().splitlines() if line.strip()]
-    escaped = [_BLOCK_START.sub(_escape_start, _inline(line)) for line in lines]
-    return "\\\n".join(escaped)
-
-
-def _escape_start(match: re.Match[str]) -> str:
-    marker = match.group(2)
-    return match.group(1) + (marker[:-1] + "\\" + marker[-1])
-
-
-def _code(text: str) -> str:
-    """``text`` on one line as a code span (fenced with more backticks than it holds)."""
-    line = " ".join(text.split())
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", line)), default=0) + 1)
-    pad = " " if line.startswith("`") or line.endswith("`") else ""
-    return f"{fence}{pad}{line}{pad}{fence}"
-
-
-def _block(text: str) -> list[str]:
-    """``text`` verbatim in a fenced block (fenced with more backticks than it holds)."""
-    fence = "`" * max(3, max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    return [f"{fence}text", text.rstrip("\n"), fence]
-
-
-def _clip(text: str, limit: int) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 # -- citations ---------------------------------------------------------------------------------
@@ -394,7 +348,7 @@ def render(
     document.add(f"- {document.link(EVIDENCE_TITLE, 'evidence')}", "")
     for number, group in enumerate(groups, start=1):
         document.heading(2, _group_title(number, group), f"group:{number}")
-        document.add(_prose(group.introduction), "")
+        document.add(prose(group.introduction), "")
         for rule_id in group.rule_ids:
             _rule(document, evidence, by_id[rule_id], by_id)
     _artifacts(document, evidence, store, versions)
@@ -415,7 +369,8 @@ def _overview(
         f"{kinds[k]} {k}{'s' if kinds[k] != 1 else ''}" for k in SCHEMA_ORDER if kinds[k]
     )
     return (
-        f"Formulated by {_code(formulator)} from {len(rules)} rule{'s' if len(rules) != 1 else ''}"
+        f"Formulated by {code_span(formulator)}"
+        f" from {len(rules)} rule{'s' if len(rules) != 1 else ''}"
         f" in {len(groups)} group{'s' if len(groups) != 1 else ''}"
         + (f" ({mix})" if mix else "")
         + f" and {len(versions)} active repository artifact{'s' if len(versions) != 1 else ''}"
@@ -432,9 +387,9 @@ def _rule(
     document: _Document, evidence: _Evidence, rule: ManualRule, by_id: dict[str, ManualRule]
 ) -> None:
     document.heading(3, f"{rule.id} ({rule.type})", f"rule:{rule.id}")
-    document.add(f"**Content.** {_prose(rule.content)}", "")
+    document.add(f"**Content.** {prose(rule.content)}", "")
     if rule.example.strip():
-        document.add("**Example.**", "", *_block(rule.example), "")
+        document.add("**Example.**", "", fenced(rule.example), "")
     if rule.form:
         document.add(f"**Executable form.** {_form(rule.form, rule.id)}", "")
     logs = [_log_entry(document, evidence, entry, by_id) for entry in rule.validation_logs]
@@ -445,11 +400,11 @@ def _form(form: dict[str, Any], rule_id: str) -> str:
     """A rule's executable form in one line, named by the rule (the form's own id is a
     placeholder until the build loop runs it)."""
     parts = [
-        f"{_inline(str(key))} {_code(str(value))}"
+        f"{escaped(str(key))} {code_span(str(value))}"
         for key, value in form.items()
         if key not in ("kind", "id") and value not in ("", None, [], {})
     ]
-    head = f"{_inline(str(form.get('kind', 'rule')))} {_code(rule_id)}"
+    head = f"{escaped(str(form.get('kind', 'rule')))} {code_span(rule_id)}"
     return head + (": " + "; ".join(parts) if parts else "")
 
 
@@ -461,7 +416,7 @@ def _log_entry(
         return evidence.link(parsed)
     if parsed in by_id:
         return document.link(parsed, f"rule:{parsed}")
-    return f"{_inline(parsed)} (no longer in the rule system)"
+    return f"{escaped(parsed)} (no longer in the rule system)"
 
 
 # -- the active repository ---------------------------------------------------------------------
@@ -493,7 +448,7 @@ def _artifact(
 ) -> None:
     contract = version.contract
     document.heading(4, f"{version.artifact} v{version.version}")
-    document.add(_prose(str(contract.get("description", ""))) or "(no description)", "")
+    document.add(prose(str(contract.get("description", ""))) or "(no description)", "")
     for field, label in CONTRACT_FIELDS[version.kind]:
         value = _value(contract.get(field))
         if value:
@@ -513,24 +468,24 @@ def _artifact(
     document.add("Evidence:", "")
     for name, citations in cited:
         links = [evidence.link(_Cited(c.episode_id, c.start, c.end)) for c in citations]
-        document.add(f"- {_inline(name)}: {', '.join(links)}")
+        document.add(f"- {escaped(name)}: {', '.join(links)}")
     document.add("")
 
 
 def _value(value: Any) -> str:
     if isinstance(value, dict):
         names = list((value.get("properties") or {}).keys())
-        return ", ".join(_code(n) for n in names)
+        return ", ".join(code_span(n) for n in names)
     if isinstance(value, list):
-        return "; ".join(_inline(str(item)) for item in value if str(item).strip())
-    return _inline(str(value)) if value is not None else ""
+        return "; ".join(escaped(str(item)) for item in value if str(item).strip())
+    return escaped(str(value)) if value is not None else ""
 
 
 def _origin(store: Store, version: ArtifactVersion) -> str:
     spec = store.spec(version.spec_id) if version.spec_id is not None else None
     source = (
         f"compiled from spec {spec.id}"
-        + (f" ({_inline(spec.mechanism)})" if spec.mechanism else "")
+        + (f" ({escaped(spec.mechanism)})" if spec.mechanism else "")
         if spec is not None and version.origin != "hand"
         else "written by hand" + (f", evidence from spec {spec.id}" if spec is not None else "")
     )
@@ -589,11 +544,11 @@ def _appendix(document: _Document, evidence: _Evidence, store: Store) -> None:
 def _evidence_lines(store: Store, cited: _Cited) -> list[str]:
     episode = store.episode(cited.episode_id)
     if episode is None:
-        return [f"Episode {_code(cited.episode_id)} is not in this database."]
+        return [f"Episode {code_span(cited.episode_id)} is not in this database."]
     task = store.task(episode.task_id)
     lines = [_episode_line(episode)]
     if task is not None and task.instruction.strip():
-        lines += ["", f"Task: {_inline(_clip(task.instruction, INSTRUCTION_CHARS))}"]
+        lines += ["", f"Task: {escaped(_clip(task.instruction, INSTRUCTION_CHARS))}"]
     if cited.start is None or cited.end is None:
         return lines
     lines.append("")
@@ -612,13 +567,13 @@ def _episode_line(episode: Episode) -> str:
     outcome = episode.outcome
     verdict = {True: "succeeded", False: "failed", None: "no verdict"}[outcome.success]
     score = f", score {outcome.score:g}" if outcome.score is not None else ""
-    message = f": {_inline(_clip(outcome.message, 160))}" if outcome.message.strip() else ""
+    message = f": {escaped(_clip(outcome.message, 160))}" if outcome.message.strip() else ""
     about = ", ".join(
         part for part in (episode.family, episode.split, episode.agent) if part and part != "other"
     )
     return (
-        f"Episode {_code(episode.id)}"
-        + (f" ({_inline(about)})" if about else "")
+        f"Episode {code_span(episode.id)}"
+        + (f" ({escaped(about)})" if about else "")
         + f", {episode.n_steps} steps: {verdict}{score}{message}."
     )
 
@@ -626,5 +581,10 @@ def _episode_line(episode: Episode) -> str:
 def _step_text(step: Step) -> str:
     action = step.action or step.tool_name or ""
     seen = step.observation or step.content
-    head = _code(action) if action else f"({step.kind})"
-    return head + (f" → {_inline(_clip(seen, OBSERVATION_CHARS))}" if seen.strip() else "")
+    head = code_span(action) if action else f"({step.kind})"
+    return head + (f" → {escaped(_clip(seen, OBSERVATION_CHARS))}" if seen.strip() else "")
+
+
+def _clip(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

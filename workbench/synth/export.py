@@ -16,12 +16,13 @@
 Text from trajectories cannot break the structure: front-matter values are JSON-quoted on one
 line, the instruction heading is one line with Markdown's special characters escaped, and
 observations and actions sit in fenced blocks whose fence is longer than any run of backticks
-inside them. Every file is written to a temporary file beside it and renamed into place.
+inside them (see :mod:`workbench.markdown`); no file holds a raw control character (shown as
+``\x1b`` in Markdown, written ``\u001b`` in JSON) or live HTML. Every file is written to a
+temporary file beside it and renamed into place.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from store import Store, SynthExample
+from workbench.escapes import json_dumps
 from workbench.markdown import fenced, front_matter, literal, write_atomically
 
 ExportFormat = Literal["chat-jsonl", "examples-md"]
@@ -121,7 +123,7 @@ def chat_lines(store: Store, examples: Iterable[SynthExample]) -> Iterator[str]:
     for example in examples:
         if example.actions:
             record = conversation(example, start_observation(store, example))
-            yield json.dumps(record, ensure_ascii=False)
+            yield json_dumps(record)
 
 
 # -- examples-md ------------------------------------------------------------------------------

@@ -1,0 +1,61 @@
+"""Text nobody controls (imported logs, model replies) written to files: no character in it may
+drive a terminal that shows the file, or disguise what the file says.
+
+- :data:`UNSAFE` — the control characters :data:`workbench.terminal.CONTROL` names (C0 but
+  newline and tab, DEL, C1), and the characters that disguise text: the line and paragraph
+  separators (U+2028, U+2029: a line break nothing shows) and the bidirectional embeddings,
+  overrides and isolates (U+202A-U+202E, U+2066-U+2069: text shown in another order than it
+  is read).
+- :func:`shown` — those characters made visible (``\\x1b``, ``\\u202e``), for Markdown and other
+  text a person or a model reads.
+- :func:`json_dumps` — ``json.dumps(value, ensure_ascii=False)`` with those of them that JSON
+  leaves raw (DEL, C1 and the disguising ones; JSON escapes C0 itself) written as ``\\uXXXX``
+  escapes: lossless, since every JSON reader reads the escape back as the character.
+
+Only the standard library and :mod:`workbench.terminal` are imported: the engine's writers and
+the faces can all use it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from workbench.terminal import CONTROL
+
+DISGUISING = "\u2028\u2029\u202a-\u202e\u2066-\u2069"
+"""A character class of the characters that disguise text: line and paragraph separators, and
+bidirectional embeddings, overrides and isolates."""
+
+UNSAFE = re.compile(f"{CONTROL.pattern}|[{DISGUISING}]")
+"""Control characters other than newline and tab, and the characters that disguise text."""
+
+RAW_IN_JSON = re.compile(f"[\x7f-\x9f{DISGUISING}]")
+"""The characters of :data:`UNSAFE` that ``json.dumps`` writes raw (it escapes C0 itself)."""
+
+
+def _visible(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: str) -> str:
+    """``text`` with every character of :data:`UNSAFE` shown as ``\\xNN`` (below U+0100) or
+    ``\\uNNNN``; newline and tab are kept."""
+    return UNSAFE.sub(_visible, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_dumps(value: object, **options: object) -> str:
+    """``json.dumps(value, ensure_ascii=False, **options)`` holding no raw control character
+    and no character that disguises text (see :data:`RAW_IN_JSON`): they are written as
+    ``\\uXXXX`` escapes, which read back as the same characters.
+
+    Outside JSON strings the text is ASCII, so only strings' characters are escaped; ASCII
+    text is returned as ``json.dumps`` wrote it, without a scan.
+    """
+    text = json.dumps(value, ensure_ascii=False, **options)  # type: ignore[arg-type]
+    return text if text.isascii() and "\x7f" not in text else RAW_IN_JSON.sub(_json_escape, text)
