@@ -3,8 +3,7 @@
 that every command printed a result, and ``test_compile_admit_e2e.py`` checks what the
 compile → replay → held-out part of it built.
 
-The commands are read from README itself. Two are skipped: the LLM agent needs a model endpoint
-and the import reads the user's own files. Commands whose size is a parameter run smaller
+The commands are read from README itself. One is skipped: the LLM agent needs a model endpoint. Commands whose size is a parameter run smaller
 (fewer episodes, a shorter evolution stream) so the suite can afford them; everything else runs
 as written, in a fresh directory, against the database `workbench demo` builds there.
 """
@@ -24,15 +23,13 @@ README = (ROOT / "README.md").read_text()
 EXAMPLE = README.split("## Example", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
 COMMANDS = [line[2:].split("  #", 1)[0].strip() for line in EXAMPLE.splitlines()]
 
-SKIPPED = {
-    "--agent openai": "needs a model endpoint",
-    "import runs/": "reads the user's own files",
-}
+SKIPPED = {"--agent openai": "needs a model endpoint"}
 SMALLER = [
     # the demo: enough train failures for compile to stage candidates of two types
     (r"^workbench demo$", "workbench demo --train 16 --test 8"),
     (r"--episodes \d+", "--episodes 1"),
     (r"--agent command", "--agent command --step-limit 10"),
+    (r"^workbench manual build$", "workbench manual build --episodes 4"),
     (r"^workbench evolve$", "workbench evolve --stream-size 2 --heldout-size 2 --every 2"),
     # the bundled command agent, wherever the test runs, with this interpreter
     (r'"python (workbench/\S+)"', lambda m: f'"{sys.executable} {ROOT / m.group(1)}"'),
