@@ -45,7 +45,8 @@ def shown(text: str) -> str:
     return UNSAFE.sub(_visible, text)
 
 
-def _json_escape(match: re.Match[str]) -> str:
+def json_escape(match: re.Match[str]) -> str:
+    """The matched character as a JSON ``\\uXXXX`` escape (for ``re.sub`` over JSON text)."""
     return f"\\u{ord(match.group()):04x}"
 
 
@@ -58,4 +59,4 @@ def json_dumps(value: object, **options: object) -> str:
     text is returned as ``json.dumps`` wrote it, without a scan.
     """
     text = json.dumps(value, ensure_ascii=False, **options)  # type: ignore[arg-type]
-    return text if text.isascii() and "\x7f" not in text else RAW_IN_JSON.sub(_json_escape, text)
+    return text if text.isascii() and "\x7f" not in text else RAW_IN_JSON.sub(json_escape, text)

@@ -11,7 +11,7 @@ characters themselves, and a reader (or a model reading the file as a prompt) st
 text, ``\\<X>`` placeholders included, with one backslash more.
 
 - :func:`front_matter` — one ``key: <JSON>`` line per value between ``---`` lines (YAML reads
-  JSON scalars and lists as they are; raw controls are ``\\uXXXX`` escapes);
+  JSON scalars and lists as they are; controls and HTML are ``\\uXXXX`` escapes there);
   :func:`read_front_matter` reads it back.
 - :func:`literal` — one line that renders as written: every Markdown character escaped (for
   headings).
@@ -37,13 +37,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from workbench.escapes import json_dumps, shown
+from workbench.escapes import json_dumps, json_escape, shown
 
 _ENTITY = r"&(?=#?[A-Za-z0-9]+;)"
 """An ``&`` that starts an entity or a numeric character reference."""
 _HTML = re.compile(rf"(?<!\\)((?:\\\\)*)(<(?=[A-Za-z/!?])|{_ENTITY})")
 """A ``<`` that can open a tag, comment, declaration, processing instruction or autolink, or
 an ``&`` that starts an entity, behind an even number of backslashes (none escape it)."""
+_JSON_HTML = re.compile(rf"<(?=[A-Za-z/!?])|{_ENTITY}")
+"""The same characters in JSON text (where a backslash never escapes them)."""
 _SPECIAL = re.compile(rf"([\\`*_{{}}\[\]<>()#+\-.!|~]|{_ENTITY})")
 _ACTIVE = re.compile(rf"([\\`*\[\]<>|]|{_ENTITY})|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 """What acts inside a line: escapes, code, emphasis, links, HTML, tables' pipes, entities."""
@@ -112,8 +114,11 @@ def fenced(text: str, info: str = "text") -> str:
 
 
 def front_matter(values: dict[str, Any]) -> str:
-    """A front-matter block: one ``key: <JSON>`` line per value."""
-    lines = [f"{key}: {json_dumps(values[key])}" for key in values]
+    """A front-matter block: one ``key: <JSON>`` line per value. A ``<`` that could open a
+    tag is written ``\\u003c`` and an ``&`` that starts an entity ``\\u0026``, so a renderer
+    that takes the block for Markdown finds no HTML in it either; YAML and JSON read both
+    escapes back as the characters."""
+    lines = [f"{key}: {_JSON_HTML.sub(json_escape, json_dumps(values[key]))}" for key in values]
     return "---\n" + "\n".join(lines) + "\n---\n"
 
 
