@@ -520,8 +520,11 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
     # IMMEDIATE``, so no other writer inserts a step while the trigger is gone; readers see the
     # last committed state, where the trigger exists and the index matches the table; the drop,
     # the rows, their index entries and the re-created trigger commit as one, and a rollback or
-    # a crash undoes them as one. No code path updates or deletes a step (the other two FTS
-    # triggers); :meth:`search` inside such a transaction does not see its new steps yet.
+    # a crash undoes them as one. A step not yet indexed must not be updated or deleted (the
+    # other two FTS triggers would remove index entries it does not have): an import that
+    # replaces an episode it staged itself indexes the pending steps first
+    # (``store.staging``); :meth:`search` inside such a transaction does not see its new
+    # steps yet.
 
     def _defer_indexing(self) -> None:
         """Stop indexing steps row by row until the outermost transaction commits."""

@@ -521,6 +521,22 @@ EPISODE_COUNTS = _script(
     "count(*) FROM episodes GROUP BY 1, 2, 3",
 )
 
+_COUNT_EMPTIED = """
+        DELETE FROM episode_counts WHERE batch_id = old.batch_id AND family = old.family
+        AND triage = coalesce(old.outcome_success, 0.5) AND n <= 0;"""
+
+EMPTY_COUNTS_REMOVED = _script(
+    # A count that reaches zero is removed with it: a failed or staged import moved or deleted
+    # its episodes and left a row of 0 for a batch that no longer exists.
+    "DROP TRIGGER episode_counts_delete",
+    "DROP TRIGGER episode_counts_update",
+    "CREATE TRIGGER episode_counts_delete AFTER DELETE ON episodes BEGIN "
+    f"{_COUNT_DOWN} {_COUNT_EMPTIED} END",
+    "CREATE TRIGGER episode_counts_update AFTER UPDATE OF batch_id, family, outcome_success "
+    f"ON episodes BEGIN {_COUNT_DOWN} {_COUNT_EMPTIED} {_COUNT_UP} END",
+    "DELETE FROM episode_counts WHERE n <= 0",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -532,6 +548,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "synthesis", SYNTHESIS),
     Migration(9, "llm-call-turns", LLM_CALL_TURNS),
     Migration(10, "episode-counts", EPISODE_COUNTS),
+    Migration(11, "empty-counts-removed", EMPTY_COUNTS_REMOVED),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

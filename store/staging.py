@@ -28,14 +28,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import itertools
 import json
+import math
 import os
 import secrets
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from store.db import _EPISODE_AND_TASK, _ID, _PUT_TASK, HIDDEN, Store, _insert_sql
 from store.locks import retrying
@@ -64,6 +67,109 @@ _TASK_ID, _TASK_FAMILY, _TASK_SPLIT = (
 )
 Source = tuple[str, str, str, str | None, int]
 """A source file to record when publishing: hash, path, format, batch id, episodes added."""
+
+OnConflict = Literal["rename", "replace", "skip"]
+"""What an import does with an episode whose id is stored already (or came earlier in the
+import) with other content: ``rename`` stores it under the id with :data:`RENAMED` and a
+number (``<id>~2``, the first such id not taken by other content), ``replace`` puts it in
+the stored one's place (the stored one's steps, spans and analyses are deleted), ``skip``
+keeps the stored one and leaves it out. Each is reported; none is silent."""
+RENAMED = "~"
+"""What separates an episode's id from the number of a renamed copy (``rename``)."""
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where one episode of an import went."""
+
+    status: Literal["new", "present", "renamed", "replaced", "kept"]
+    """``new``: its id was free; ``present``: an episode with its id (or a renamed copy of
+    it) has the same content, so nothing was added; ``renamed``, ``replaced``, ``kept``: its
+    id held other content, and :data:`OnConflict` settled it that way."""
+    episode_id: str
+    """The id it is stored under (a renamed one's new id; otherwise its own)."""
+
+    @property
+    def added(self) -> bool:
+        """Whether the import adds it."""
+        return self.status in ("new", "renamed", "replaced")
+
+    @property
+    def conflict(self) -> bool:
+        """Whether its id held other content."""
+        return self.status in ("renamed", "replaced", "kept")
+
+
+_DERIVED = ("id", "batch_id", "n_steps", "family", "split")
+_SOURCE = ("source_path", "source_format", "source_hash", "source_record")
+_COMPARED = [c for c in column_names(Episode) if c not in _DERIVED + _SOURCE]
+"""The episode columns two imports of the same episode agree on: not where it was read
+from, nor what the store derives (its id is compared apart, its steps are counted)."""
+_COMPARED_AT = [column_names(Episode).index(c) for c in _COMPARED]
+_STEP_COMPARED = [c for c in column_names(Step) if c != "episode_id"]
+_SELECT_EPISODE = f"SELECT n_steps, {', '.join(_COMPARED)} FROM episodes WHERE id = ?"
+_SELECT_STEPS = (
+    f"SELECT {', '.join(chr(34) + c + chr(34) for c in _STEP_COMPARED)} FROM steps "
+    'WHERE episode_id = ? ORDER BY "index"'
+)
+_WORKSPACE_OF = (
+    "SELECT b.workspace FROM episodes e JOIN batches b ON b.id = e.batch_id WHERE e.id = ?"
+)
+
+
+def same_content(
+    conn: sqlite3.Connection,
+    episode_id: str,
+    row: Sequence[Any],
+    steps: Sequence[Sequence[Any]],
+) -> bool:
+    """Whether the stored episode ``episode_id`` holds what ``row`` and ``steps`` (rows as
+    they would be stored) hold: the same outcome, task, agent, times, usage and metadata,
+    and the same steps (where either was read from aside)."""
+    stored = conn.execute(_SELECT_EPISODE, (episode_id,)).fetchone()
+    if stored is None or stored[0] != len(steps):
+        return False
+    if not all(_equal(stored[1 + k], row[at]) for k, at in enumerate(_COMPARED_AT)):
+        return False
+    cursor = conn.execute(_SELECT_STEPS, (episode_id,))
+    return all(
+        all(_equal(a, b) for a, b in zip(old, new[1:], strict=True))
+        for old, new in zip(cursor, steps, strict=False)
+    )
+
+
+def _equal(stored: Any, new: Any) -> bool:
+    """A stored value against the one that would be stored (SQLite keeps a NaN as NULL)."""
+    return stored == new or (_null(stored) and _null(new))
+
+
+def _null(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def content_digest(row: Sequence[Any], steps: Sequence[Sequence[Any]]) -> str:
+    """A digest of what :func:`same_content` compares (a dry run keeps no rows)."""
+    digest = hashlib.sha256(repr([row[at] for at in _COMPARED_AT]).encode())
+    for step in steps:
+        digest.update(repr(step[1:]).encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _renamed(
+    row: tuple[Any, ...], steps: list[tuple[Any, ...]], spans: Sequence[Span], episode_id: str
+) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], list[Span]]:
+    """An episode's rows and spans under another id."""
+    if row[_ID] == episode_id:
+        return row, steps, list(spans)
+    renamed = list(row)
+    renamed[_ID] = episode_id
+    moved = [(episode_id, *step[1:]) for step in steps]  # (the texts are not copied)
+    return (
+        tuple(renamed),
+        moved,
+        [span.model_copy(update={"episode_id": episode_id}) for span in spans],
+    )
+
 
 _INSERT_BATCH = _insert_sql(
     "batches", ["id", "name", "kind", "params", "created_at", "workspace"], "INSERT OR IGNORE"
@@ -119,33 +225,43 @@ class _Target:
 
 class StagedImport:
     """One import's episodes, staged in short transactions and published in one (see the
-    module). A dry run stages nothing: :meth:`add` only tells which episodes are new.
+    module). A dry run stages nothing: :meth:`add` only tells where each episode would go.
 
     Args:
         store: where the episodes go; published into its workspace.
         dry_run: write nothing.
+        on_conflict: what to do with an episode whose id is stored already (or came earlier
+            in this import) with other content (see :data:`OnConflict`).
     """
 
-    def __init__(self, store: Store, dry_run: bool = False) -> None:
+    def __init__(
+        self, store: Store, dry_run: bool = False, on_conflict: OnConflict = "rename"
+    ) -> None:
         self.store = store
         self.dry_run = dry_run
+        self.on_conflict = on_conflict
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
         self.key = f"{stamp}-{os.getpid()}-{secrets.token_hex(4)}"
         self.workspace = STAGING + self.key
         """The hidden workspace of this import's batches."""
         self.anchor = ANCHOR + self.key
         self._targets: dict[str, _Target] = {}
-        self._seen: set[str] = set()
-        """Episode ids a dry run has counted as new."""
+        self._seen: dict[str, str] = {}
+        """The episodes a dry run has counted as added: their content's digest by id."""
+        self._replacing: dict[str, str] = {}
+        """Stored episodes this import replaces when it is published: the hidden id their
+        replacement is staged under, by id."""
         self._stand_ins = 0
         self._owner: IO[bytes] | None = None
         self._opened = False
 
     # -- staging ------------------------------------------------------------------------------
 
-    def add(self, chunk: list[StagedEpisode], large: bool = False) -> list[bool]:
-        """Stage a chunk of episodes in one transaction; for each, whether it is new (an
-        episode with its id exists already, or comes earlier in this import, otherwise).
+    def add(self, chunk: list[StagedEpisode], large: bool = False) -> list[Placed]:
+        """Stage a chunk of episodes in one transaction; for each, where it went: see
+        :class:`Placed` (an episode whose id is stored already, or came earlier in this
+        import, is present when its content is the same, else a conflict that
+        ``on_conflict`` settles).
 
         With ``large`` (a record of many megabytes among them), ``chunk`` is emptied once its
         rows are inserted, before the transaction commits (indexing them for search takes
@@ -158,16 +274,17 @@ class StagedImport:
         while its episodes are added, before their rows are inserted.
         """
         if self.dry_run:
-            return [self._new(row[_ID]) for _, _, row, _, _ in chunk]
+            return [self._placed_dry(row, steps) for _, _, row, steps, _ in chunk]
         if not self._opened:
             self._open()
         while True:
             made: dict[str, _Target] = {}  # the targets this chunk makes, kept if it commits
+            replacing: dict[str, str] = {}  # (the same)
             try:
                 lean = self.store.lean() if large else contextlib.nullcontext()
                 with lean, self.store.transaction():
                     hand_over = large and len(chunk) == 1
-                    new = [self._add(made, *staged, hand_over) for staged in chunk]
+                    placed = [self._add(made, replacing, *staged, hand_over) for staged in chunk]
                     if large:
                         chunk.clear()
                         self.store._unbind()
@@ -177,33 +294,73 @@ class StagedImport:
                 self._wait_for(taken.batch_id)
                 continue
             self._targets.update(made)
-            return new
+            self._replacing.update(replacing)
+            return placed
 
     def _add(
         self,
         made: dict[str, _Target],
+        replacing: dict[str, str],
         batch: Batch,
         task: tuple[Any, ...],
         row: tuple[Any, ...],
         steps: list[tuple[Any, ...]],
         spans: Sequence[Span],
         hand_over: bool = False,
-    ) -> bool:
+    ) -> Placed:
         conn = self.store.conn
         target = self._targets.get(batch.id) or made.get(batch.id)
         if target is None:
             target = made[batch.id] = self._target(batch)
+        placed = Placed("new", row[_ID])
         found = conn.execute(_EPISODE_AND_TASK, (row[_ID], task[_TASK_ID])).fetchone()
         if found[0]:
-            return False
+            placed = self._conflict(replacing, row, steps)
+            if placed.status in ("present", "kept"):
+                return placed
+            staged_as = self._staged_as(replacing, placed.episode_id)
+            row, steps, spans = _renamed(row, steps, spans, staged_as)
+            found = conn.execute(_EPISODE_AND_TASK, (staged_as, task[_TASK_ID])).fetchone()
         if found[1] is None:  # stored with its first episode (see the module)
             conn.execute(_PUT_TASK, task)
             found = (0, task[_TASK_FAMILY], task[_TASK_SPLIT])
         # No savepoint of its own: a failure rolls the whole chunk back.
         store = self.store
-        return store._insert_rows(
+        store._insert_rows(
             row, steps, len(steps), spans, target.staged, found, hand_over, defer=True
         )
+        return placed
+
+    def _conflict(
+        self, replacing: dict[str, str], row: tuple[Any, ...], steps: list[tuple[Any, ...]]
+    ) -> Placed:
+        """Where an episode goes whose id is taken (inside the chunk's transaction): nowhere
+        when the episode holding it has the same content (or, renamed, one of its renamed
+        copies) or is to be kept, else under another id, or in its place (what
+        ``on_conflict`` says)."""
+        conn, episode_id = self.store.conn, row[_ID]
+        current = self._staged_as(replacing, episode_id)
+        if same_content(conn, current, row, steps):
+            return Placed("present", episode_id)
+        workspace = conn.execute(_WORKSPACE_OF, (current,)).fetchone()[0]
+        if self.on_conflict == "skip" or (
+            workspace.startswith(HIDDEN) and workspace != self.workspace
+        ):  # (another import's, not published yet: left to it)
+            return Placed("kept", episode_id)
+        if self.on_conflict == "replace":
+            if workspace == self.workspace:  # staged by this import: replaced at once
+                self.store._index_deferred()  # (its steps may not be indexed yet)
+                conn.execute("DELETE FROM episodes WHERE id = ?", (current,))
+            else:  # replaced when this import is published
+                replacing[episode_id] = f"{HIDDEN}{self.key} {episode_id}"
+            return Placed("replaced", episode_id)
+        for number in itertools.count(2):
+            renamed = f"{episode_id}{RENAMED}{number}"
+            if conn.execute("SELECT 1 FROM episodes WHERE id = ?", (renamed,)).fetchone() is None:
+                return Placed("renamed", renamed)
+            if same_content(conn, renamed, row, steps):
+                return Placed("present", renamed)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _target(self, batch: Batch) -> _Target:
         """Where ``batch``'s episodes go (inside the chunk's transaction): into a stored batch
@@ -250,13 +407,26 @@ class StagedImport:
         store = self.store
         retrying(other_done, store.path, store.locks, store.on_lock_wait)
 
-    def _new(self, episode_id: str) -> bool:
-        """Whether a dry run's episode is new: no visible episode has its id, nor did an
-        earlier one of this import."""
-        if episode_id in self._seen or self.store.episode(episode_id) is not None:
-            return False
-        self._seen.add(episode_id)
-        return True
+    def _staged_as(self, replacing: dict[str, str], episode_id: str) -> str:
+        """The id an episode of this id is staged under (another one when it replaces)."""
+        return replacing.get(episode_id) or self._replacing.get(episode_id) or episode_id
+
+    def _placed_dry(self, row: tuple[Any, ...], steps: list[tuple[Any, ...]]) -> Placed:
+        """Where a dry run's episode would go (as :meth:`_conflict` says, from the visible
+        episodes and the earlier ones of this import; a renamed id is not looked for)."""
+        episode_id, digest = row[_ID], content_digest(row, steps)
+        if episode_id in self._seen:
+            same = self._seen[episode_id] == digest
+        elif self.store.episode(episode_id) is not None:
+            same = same_content(self.store.conn, episode_id, row, steps)
+        else:
+            self._seen[episode_id] = digest
+            return Placed("new", episode_id)
+        if same:
+            return Placed("present", episode_id)
+        if self.on_conflict == "rename":
+            return Placed("renamed", f"{episode_id}{RENAMED}2")
+        return Placed("kept" if self.on_conflict == "skip" else "replaced", episode_id)
 
     def _open(self) -> None:
         """Take the owner file and write the anchor batch."""
@@ -281,6 +451,8 @@ class StagedImport:
         store = self.store
         with store.transaction():
             conn = store.conn
+            if self._replacing:
+                self._swap_replaced()
             for target in self._targets.values():
                 if target.made:
                     conn.execute(
@@ -304,6 +476,23 @@ class StagedImport:
                 store.add_source(*source)
             conn.execute("DELETE FROM batches WHERE id = ?", (self.anchor,))
         self._release()
+
+    def _swap_replaced(self) -> None:
+        """Delete the stored episodes this import replaces (with their steps, spans and
+        analyses) and give their replacements their ids (inside the publishing
+        transaction; foreign keys are checked when it commits)."""
+        conn = self.store.conn
+        conn.execute("PRAGMA defer_foreign_keys = ON")
+        for episode_id, staged_as in self._replacing.items():
+            conn.execute("DELETE FROM episodes WHERE id = ?", (episode_id,))
+            for table, column in (
+                ("episodes", "id"),
+                ("steps", "episode_id"),
+                ("spans", "episode_id"),
+            ):
+                conn.execute(
+                    f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (episode_id, staged_as)
+                )
 
     def discard(self) -> None:
         """Remove everything staged (in short transactions)."""

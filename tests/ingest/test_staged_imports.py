@@ -27,7 +27,7 @@ def raw_counts(db: Path) -> dict[str, int]:
     """Rows per table as stored (hidden ones included), read on a connection of its own."""
     conn = sqlite3.connect(db)
     try:
-        tables = ("episodes", "steps", "tasks", "batches", "sources", "spans")
+        tables = ("episodes", "steps", "tasks", "batches", "sources", "spans", "episode_counts")
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     finally:
         conn.close()

@@ -92,10 +92,8 @@ def test_updates_and_deletes_keep_the_counts(tmp_path_factory, episodes, changes
             "SELECT batch_id, family, coalesce(outcome_success, 0.5), count(*) FROM episodes "
             "GROUP BY 1, 2, 3"
         ).fetchall()
-        kept = store.conn.execute(
-            "SELECT batch_id, family, triage, n FROM episode_counts WHERE n > 0"
-        ).fetchall()
-        assert sorted(map(tuple, kept)) == sorted(map(tuple, grouped))
+        kept = store.conn.execute("SELECT batch_id, family, triage, n FROM episode_counts")
+        assert sorted(map(tuple, kept)) == sorted(map(tuple, grouped))  # (no count of 0)
 
 
 def test_filters_the_counts_do_not_keep_count_the_episodes(store):
@@ -117,8 +115,8 @@ def test_migration_counts_the_episodes_already_stored(tmp_path):
     conn.execute("DROP TABLE episode_counts")
     for name in ("insert", "delete", "update"):
         conn.execute(f"DROP TRIGGER episode_counts_{name}")
-    conn.execute("DELETE FROM schema_migrations WHERE version = 10")
-    assert migrate(conn, MIGRATIONS) == 10
+    conn.execute("DELETE FROM schema_migrations WHERE version >= 10")
+    assert migrate(conn, MIGRATIONS[:10]) == 10
     conn.close()
     with Store(path) as store:
         for where in (
@@ -151,3 +149,16 @@ def test_ls_prints_the_same_as_counting_the_episodes(tmp_path, monkeypatch, args
 
 def test_a_scoped_filter_is_still_counted():
     assert replace(EpisodeFilter(outcome="failed"), workspace="").counted
+
+
+def test_counts_left_at_zero_by_an_older_workbench_are_removed_by_the_migration(tmp_path):
+    path = tmp_path / "old.db"
+    fill(path, [(0, 0, 1), (1, 2, 2)])
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute(
+        "INSERT INTO episode_counts(batch_id, family, triage, n) VALUES ('gone', 'boil', 0, 0)"
+    )
+    conn.execute("DELETE FROM schema_migrations WHERE version = 11")
+    assert migrate(conn, MIGRATIONS) == 11
+    assert conn.execute("SELECT count(*) FROM episode_counts WHERE n <= 0").fetchone() == (0,)
+    conn.close()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import click
 from rich.markup import escape
@@ -27,6 +28,7 @@ from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
     from store import Episode, EpisodeFilter, Store
+    from store.staging import Placed
     from workbench.ingest import FileReport, ImportReport, ParsedEpisode
     from workbench.ingest.base import Importer
 
@@ -92,6 +94,14 @@ IMPORT_HELP = (
 )
 @click.option("--samples", is_flag=True, help="Import the sample logs shipped with the workbench.")
 @click.option(
+    "--on-conflict",
+    type=click.Choice(["rename", "replace", "skip"]),
+    default="rename",
+    show_default=True,
+    help="An episode whose id is stored with other content: store it as <id>~2, replace the "
+    "stored one (its spans and analyses go with it), or keep the stored one. Always reported.",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Read and check everything, show the summary and three parsed episodes, write nothing.",
@@ -106,6 +116,7 @@ def import_command(
     skip_bad: bool,
     batch_name: str | None,
     samples: bool,
+    on_conflict: Literal["rename", "replace", "skip"],
     dry_run: bool,
 ) -> None:
     """Import trajectory files or folders of them, all or nothing (staged out of sight in short
@@ -131,6 +142,7 @@ def import_command(
             skip_bad=skip_bad,
             batch=batch_name,
             dry_run=dry_run,
+            on_conflict=on_conflict,
             progress=RichProgress("bytes"),
         )
     except NothingImported as error:
@@ -171,6 +183,8 @@ def _file_line(file: FileReport) -> str:
     line = head + f"{file.episodes} new episode(s)"
     if file.existing:
         line += f", {file.existing} already present"
+    if file.conflicts:
+        line += f", {_conflict_counts(file.conflicts)}"
     line += f"; {file.succeeded} succeeded, {file.failed} failed, {file.unknown} unknown"
     line += f"; {file.steps} step(s)"
     if file.bad:
@@ -208,6 +222,46 @@ def _print_report(report: ImportReport) -> None:
         summary += f"; skipped {len(report.bad)} bad record(s)"
     console.print(
         summary + ("; dry run: nothing was written" if report.dry_run else ""), soft_wrap=True
+    )
+    if report.conflicts:
+        errors.print(shown(_conflicts_line(report.conflicts, report.dry_run)), soft_wrap=True)
+
+
+CONFLICTS_SHOWN = 5
+"""Conflicting episodes an import's summary names (the rest are counted)."""
+
+
+def _conflict_counts(conflicts: list[Placed]) -> str:
+    """``3 conflicting (2 renamed, 1 kept)``."""
+    counts = Counter(placed.status for placed in conflicts)
+    parts = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    return f"{len(conflicts)} conflicting ({parts})"
+
+
+def _conflicts_line(conflicts: list[Placed], dry_run: bool) -> str:
+    """What the import did with episodes whose id was stored with other content."""
+    from store.staging import RENAMED
+
+    status = conflicts[0].status if len({p.status for p in conflicts}) == 1 else ""
+    named = [
+        f"{p.episode_id}"
+        if p.status != "renamed"
+        else f"{p.episode_id.rpartition(RENAMED)[0]} as {p.episode_id}"
+        for p in conflicts[:CONFLICTS_SHOWN]
+    ]
+    more = (
+        f" and {len(conflicts) - CONFLICTS_SHOWN} more" if len(conflicts) > CONFLICTS_SHOWN else ""
+    )
+    verb = {
+        "renamed": "stored renamed",
+        "replaced": "replaced the stored ones",
+        "kept": "left out, the stored ones kept",
+    }.get(status, "settled by --on-conflict")
+    would = "would be " if dry_run and status == "renamed" else ""
+    return (
+        f"conflict: {len(conflicts)} episode(s) had the id of a stored episode with other "
+        f"content: {would}{verb}: {', '.join(named)}{more} "
+        "(--on-conflict rename|replace|skip decides)"
     )
 
 

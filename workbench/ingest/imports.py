@@ -19,6 +19,8 @@ from typing import Literal
 
 from store import Batch, DatabaseBusy, Store
 from store.staging import (
+    OnConflict,
+    Placed,
     Source,
     StagedEpisode,
     StagedImport,
@@ -66,7 +68,11 @@ class FileReport:
     episodes: int = 0
     """Episodes added from this file."""
     existing: int = 0
-    """Episodes already in the store (same id), left as they were."""
+    """Episodes already in the store (same id, same content), left as they were."""
+    conflicts: list[Placed] = field(default_factory=list)
+    """Episodes whose id the store (or an earlier record of the import) held with other
+    content, each with where it went: renamed (counted in :attr:`episodes`), replacing the
+    stored one (counted too) or left out, the stored one kept."""
     succeeded: int = 0
     """Added episodes whose outcome is a success."""
     failed: int = 0
@@ -120,6 +126,11 @@ class ImportReport:
     @property
     def episodes(self) -> int:
         return sum(f.episodes for f in self.files)
+
+    @property
+    def conflicts(self) -> list[Placed]:
+        """Every file's conflicts (see :attr:`FileReport.conflicts`)."""
+        return [placed for f in self.files for placed in f.conflicts]
 
     @property
     def bad(self) -> list[str]:
@@ -231,7 +242,12 @@ class _Import:
     short transaction, and the files to record when it is published."""
 
     def __init__(
-        self, store: Store, batch_name: str | None, params: dict[str, object], dry_run: bool
+        self,
+        store: Store,
+        batch_name: str | None,
+        params: dict[str, object],
+        dry_run: bool,
+        on_conflict: OnConflict = "rename",
     ) -> None:
         self.store = store
         existing = store.batch(batch_name) if batch_name else None
@@ -239,7 +255,7 @@ class _Import:
         self.batch = existing or Batch(
             id=f"import-{stamp}", name=batch_name or f"import-{stamp}", kind="import", params=params
         )
-        self.staged = StagedImport(store, dry_run=dry_run)
+        self.staged = StagedImport(store, dry_run=dry_run, on_conflict=on_conflict)
         self.used = False
         """Whether an episode went into the import's batch (only then is the batch stored)."""
         self.preview: list[ParsedEpisode] = []
@@ -310,13 +326,15 @@ class _Import:
             raise IngestError(
                 files, "", "", f"the database refused an episode read from it: {error}"
             ) from None
-        for added, (report, success, steps) in zip(new, self.reports, strict=True):
+        for placed, (report, success, steps) in zip(new, self.reports, strict=True):
             report.queued -= 1
-            if added:
+            if placed.added:
                 report.episodes += 1
                 report.count(success, steps)
-            else:
+            elif placed.status == "present":
                 report.existing += 1
+            if placed.conflict:
+                report.conflicts.append(placed)
         if not self.staged.dry_run:
             self.limit = next_size(self.rows, self.store.locks.last)
         self.pending, self.reports, self.rows, self.bytes, self.largest = [], [], 0, 0, 0
@@ -345,6 +363,7 @@ def import_paths(
     skip_bad: bool = False,
     batch: str | None = None,
     dry_run: bool = False,
+    on_conflict: OnConflict = "rename",
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> ImportReport:
@@ -357,7 +376,9 @@ def import_paths(
     :class:`~workbench.progress.Cancelled`). So does a named file, or named folder, that
     gives no episode (:class:`NothingImported`); with ``skip_bad`` the rest is imported and
     :meth:`ImportReport.failures` says why. Files whose content was imported before are
-    reported as duplicates and add nothing.
+    reported as duplicates and add nothing; so are episodes stored already with the same id
+    and content. An episode whose id is stored with other content is a conflict, settled by
+    ``on_conflict`` and reported (:attr:`FileReport.conflicts`): never dropped silently.
 
     Args:
         store: where episodes go.
@@ -370,6 +391,8 @@ def import_paths(
         batch: name of the batch to add episodes to (created if new).
         dry_run: read and check everything, report it, and write nothing (nor wait for the
             write lock).
+        on_conflict: ``rename`` (the default: stored as ``<id>~2``), ``replace`` or ``skip``
+            (see :data:`store.staging.OnConflict`).
         progress: receives bytes read.
         cancel: set it to stop; the import rolls back.
     """
@@ -388,7 +411,7 @@ def import_paths(
     if not dry_run and interrupted(store):  # imports killed before they were published
         progress.start(None, "removing an interrupted import")
         clean_up(store)
-    job = _Import(store, batch, params, dry_run)
+    job = _Import(store, batch, params, dry_run, on_conflict)
     report = ImportReport(batch_id=None, dry_run=dry_run)
     progress.start(sum(p.stat().st_size for p, _ in files), "importing")
     try:
