@@ -155,3 +155,22 @@ def test_print_records_follows_the_console(width):
         assert out.getvalue() == f"id:   {'a' * 25}\nnote: {'b' * 60}\n\n"
     else:
         assert out.getvalue().splitlines()[1] == f"{'a' * 25}  {'b' * 60}"
+
+
+def test_blocks_give_no_line_to_free_text_with_nothing_in_it():
+    out = io.StringIO()
+    console = Console(file=out, width=80, color_system=None)  # a file: blocks
+    columns = [Column("spec"), Column("staged"), Column("reason", text=True)]
+    print_records(console, columns, [["1", "open-door v1", ""], ["2", "–", "deferred: no success"]])
+    assert out.getvalue() == (
+        "spec:   1\nstaged: open-door v1\n\nspec:   2\nstaged: –\nreason: deferred: no success\n\n"
+    )
+
+
+def test_output_in_a_pipe_is_not_wrapped_unless_columns_sets_a_width(listed, db_path):
+    episode = f"{BATCH}:find-living-thing:3"
+    lines = cli(db_path, "show", episode, env={**PIPE, "COLUMNS": None}).splitlines()
+    assert f"outcome {MESSAGE}" in lines and len(MESSAGE) > 80
+    narrow = cli(db_path, "show", episode, env={**PIPE, "COLUMNS": "60"}).splitlines()
+    assert f"outcome {MESSAGE}" not in narrow and all(len(line) <= 60 for line in narrow)
+    assert " ".join(narrow).count("next to the stove") == 1

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from store import Store
 from tests.llm_server import ChatServer
-from tests.manual.test_formulate import fill
+from tests.manual.test_formulate import DOOR, add_active_rule, add_episode, fill
 from workbench.cli import main
 from workbench.manual.operations import OPERATIONS, apply
 
@@ -58,6 +58,20 @@ def test_clear_errors_before_any_manual(db_path: Path, tmp_path: Path):
     assert missing.exit_code == 1 and "no manual has been formulated yet" in missing.output
     assert "workbench manual formulate" in missing.output and not out.exists()
     assert "no manual has been formulated yet" in invoke(db_path, "diff", "1", "2").output
+
+
+def test_formulate_before_any_rule_is_built_says_so_in_one_line(db_path: Path):
+    with Store(db_path) as store:
+        add_episode(store, DOOR, success=False)
+        add_active_rule(store)
+    result = invoke(db_path, "formulate")
+    assert result.exit_code == 0, result.output
+    assert "manual v1: 0 rule(s), 1 active artifact(s)" in result.output
+    [warning] = [line for line in result.output.splitlines() if "no rules yet" in line]
+    assert warning.startswith("no rules yet:") and "`workbench manual build`" in warning
+    with Store(db_path) as store:
+        fill(store)  # the rules built: no warning any more
+    assert "no rules yet" not in invoke(db_path, "formulate").output
 
 
 def test_export_to_an_unwritable_place_is_a_clear_error(db_path: Path, tmp_path: Path):

@@ -18,6 +18,7 @@ from workbench.cli.options import (
     chosen_backends,
     console,
     db_option,
+    errors,
     existing_db_option,
     family_list,
     integer,
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
     from workbench.manual.formulate import ManualError
 
 NO_MANUAL_HINT = "; formulate one with `workbench manual formulate`"
+
+NO_RULES_YET = (
+    "[yellow]no rules yet:[/] this manual holds only the active artifacts; build the rules "
+    "first with `workbench manual build`, then formulate again"
+)
+"""What ``formulate`` says when the manual it stored has no rule (the Building stage has not
+run): the manual is still stored, as the artifacts alone make one."""
 
 
 @click.group("manual")
@@ -144,7 +152,9 @@ def manual_build(
 @existing_db_option
 def manual_formulate(store: Store, reasoner_name: str | None) -> None:
     """Group the rules by scenario, write introductions and store the manual as a new version
-    (unchanged rules and artifacts keep the current version)."""
+    (unchanged rules and artifacts keep the current version). Build the rules first with
+    `workbench manual build`: without any, the manual holds only the active artifacts, and
+    formulate says so."""
     from workbench.llm import ModelError
     from workbench.manual.formulate import ManualError, formulate
 
@@ -152,14 +162,7 @@ def manual_formulate(store: Store, reasoner_name: str | None) -> None:
     before = store.manuals()
     try:
         manual = formulate(store, formulator)
-    except ManualError as error:
-        hint = (
-            " (build rules with `workbench manual build`, or admit artifacts with `workbench replay`)"
-            if "nothing to formulate" in str(error)
-            else ""
-        )
-        raise click.ClickException(f"{error}{hint}") from error
-    except ModelError as error:
+    except (ManualError, ModelError) as error:  # each says what is missing and what to run
         raise click.ClickException(str(error)) from error
     summary = (
         f"{len(manual.rules)} rule(s), {len(manual.artifacts)} active artifact(s), "
@@ -169,6 +172,8 @@ def manual_formulate(store: Store, reasoner_name: str | None) -> None:
         console.print(f"manual v{manual.version} is unchanged: {summary}")
     else:
         console.print(f"manual v{manual.version}: {summary}")
+    if not manual.rules:
+        errors.print(NO_RULES_YET, soft_wrap=True)
 
 
 def _failing(error: ManualError) -> click.ClickException:

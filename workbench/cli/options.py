@@ -30,7 +30,24 @@ class SafeConsole(Console):
     """A console whose printed text cannot drive the terminal: every control character in the
     text it prints (an escape sequence from an imported log, say) is shown as ``\\xNN``,
     whatever printed it — a table, a block, a message. Its own styling and the progress bar's
-    cursor moves are not text, and pass unchanged."""
+    cursor moves are not text, and pass unchanged.
+
+    Output that no terminal shows (a pipe, a file) is not wrapped: rich would wrap it at 80
+    columns, its width when it cannot ask a terminal, and a line cut there is a line a script
+    reading the output must glue back. ``COLUMNS`` still sets a width to wrap at."""
+
+    @property
+    def soft_wrap(self) -> bool:
+        """Whether ``print`` leaves long lines whole: when asked to, and whenever the output
+        goes to no terminal and ``COLUMNS`` names no width (read at each print, as rich reads
+        the width)."""
+        if self._soft_wrap:
+            return True
+        return not self.is_terminal and not self._environ.get("COLUMNS", "").isdigit()
+
+    @soft_wrap.setter
+    def soft_wrap(self, value: bool) -> None:
+        self._soft_wrap = value
 
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(

@@ -4,9 +4,9 @@
 On a terminal wide enough, a borderless table: identifiers, names and numbers are shown whole,
 and only free text (messages, triggers, reasons) is truncated to fit. Otherwise — output to a
 pipe or a file, or a terminal too narrow for the identifiers plus :data:`TEXT_SHARE` columns
-of each free text — one record per block: ``key: value`` lines, a blank line after each
-record, nothing cut. The console decides which (rich reads ``COLUMNS`` for the width, and
-``TTY_COMPATIBLE=1`` makes a pipe count as a terminal).
+of each free text — one record per block: ``key: value`` lines (none for an empty free text),
+a blank line after each record, nothing cut. The console decides which (rich reads ``COLUMNS``
+for the width, and ``TTY_COMPATIBLE=1`` makes a pipe count as a terminal).
 """
 
 from __future__ import annotations
@@ -108,6 +108,8 @@ def _print_blocks(
     keys = max((len(c.name) for c in columns), default=0) + 2
     for row in rows:
         for column, cell in zip(columns, row, strict=True):
+            if column.text and not cell.plain:
+                continue  # free text with nothing to say (a staged spec's reason): no line
             lines = cell.split("\n") if cell.plain else [Text()]
             key = f"{column.name}:".ljust(keys) if cell.plain else f"{column.name}:"
             console.print(Text.assemble((key, "bold"), lines[0]), soft_wrap=True)
