@@ -12,6 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from store import Store
+from tests.ingest.hostile import HOSTILE_NAME, HOSTILE_TEXT
+from tests.written_markdown import live_html, raw_unsafe, rendered_text
 from workbench.admit.evidence import not_replayed, recorded_only
 from workbench.cli import main
 
@@ -72,6 +74,44 @@ def test_replay_leaves_it_staged_and_explicit_admission_marks_it(
     rules = (tmp_path / "out" / "RULES.md").read_text()
     assert "Not replayed" in rules and "get-reservation-details-before-cancel-reservation" in rules
     assert "manual v1" in cli(compiled, "manual", "formulate")
+
+
+def hostile_results(path: Path) -> Path:
+    """The tau-bench results with hostile text in a tool's name (its calls, results and the
+    expected actions), a call's argument and result, and the task's instruction."""
+    text = DATA.read_text()
+    for value, hostile in (
+        ("get_reservation_details", "get_details" + HOSTILE_NAME),
+        ("ZFA04Y", "ZFA04Y" + HOSTILE_TEXT),
+        ("You are Mia Li.", "You are Mia Li. " + HOSTILE_TEXT),
+    ):
+        text = text.replace(value, json.dumps(hostile)[1:-1])
+    path.write_text(text)
+    return path
+
+
+def test_hostile_text_of_an_imported_log_reaches_the_exported_markdown_shown_and_inert(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "workbench.db"
+    cli(db, "import", str(hostile_results(tmp_path / "results.json")))
+    cli(db, "analyze")
+    cli(db, "compile")
+    cli(db, "repo", "admit", "1", "--without-replay")
+    cli(db, "repo", "export", str(tmp_path / "repo"))
+    cli(db, "manual", "formulate")
+    cli(db, "manual", "export", "--out", str(tmp_path / "manual.md"))
+    written = [*sorted((tmp_path / "repo").rglob("*.md")), tmp_path / "manual.md"]
+    for path in written:
+        text = path.read_text(encoding="utf-8")
+        assert not raw_unsafe(text), (path, raw_unsafe(text))
+        assert not live_html(text), (path, live_html(text))
+    rules = rendered_text((tmp_path / "repo" / "RULES.md").read_text())
+    assert "get_details_\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b31m<script>x</script>\\u202e_x" in rules
+    manual = rendered_text((tmp_path / "manual.md").read_text())
+    shown = "\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b31m<img src=x onerror=alert(1)>"
+    assert f"You are Mia Li. {shown}<script>alert(1)</script>\\u202e" in manual  # the task
+    assert f"ZFA04Y{shown}" in manual  # the argument, in rules and the evidence's steps
 
 
 def test_admitting_again_is_refused(compiled: Path) -> None:

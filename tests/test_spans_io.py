@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from store import Span, Store
 from tests.ingest.helpers import write_jsonl
+from tests.ingest.hostile import DISGUISING, HOSTILE_NAME, HOSTILE_TEXT, RAW_CONTROLS
 from tests.ingest.test_imports_report import chat_run
 from workbench.analyze.agreement import agreement
 from workbench.cli import main
@@ -60,7 +61,7 @@ def all_spans(db_path: Path) -> list[Span]:
 
 
 def test_import_then_export_gives_the_same_lines(run, db_path, episodes, tmp_path):
-    t1, t2, _ = episodes
+    t1, t2, t3 = episodes
     lines = [
         {
             "episode": t1,
@@ -80,11 +81,21 @@ def test_import_then_export_gives_the_same_lines(run, db_path, episodes, tmp_pat
             "note": "",
             "author": "human",
         },
+        {
+            "episode": t3,
+            "start": 1,
+            "end": 1,
+            "kind": "note",
+            "label": HOSTILE_NAME,
+            "note": HOSTILE_TEXT + DISGUISING,
+            "author": "human:alice",
+        },
     ]
     labels = write_jsonl(tmp_path / "labels.jsonl", lines)
-    assert "imported 2 span(s)" in run("spans", "import", str(labels)).output
+    assert "imported 3 span(s)" in run("spans", "import", str(labels)).output
     out = tmp_path / "out.jsonl"
     run("spans", "export", "--out", str(out))
+    assert not RAW_CONTROLS.search(out.read_bytes())  # written as \u009b, \u2028...
     exported = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(exported, key=lambda s: s["episode"]) == sorted(lines, key=lambda s: s["episode"])
 

@@ -9,7 +9,8 @@ import pytest
 
 from store import ArtifactVersion, Gate, Store
 from tests.admit.test_gates import rule_contract
-from tests.written_markdown import live_html
+from tests.ingest.hostile import DISGUISING, HOSTILE_NAME, HOSTILE_TEXT
+from tests.written_markdown import PARSER, live_html, raw_unsafe, rendered_text
 from workbench.admit.repository import ContractError, _safe, active_guidance, export, stage_file
 from workbench.markdown import read_front_matter
 
@@ -133,6 +134,60 @@ def test_model_written_text_cannot_break_the_exported_files(store: Store, tmp_pa
         assert [line for line in body.splitlines() if line.startswith("#")] == headings
         assert not live_html(body)  # the comment opener is shown, hiding nothing
         assert not any(line == "---" or line.startswith("```") for line in body.splitlines())
+
+
+def test_control_characters_and_html_in_contracts_reach_the_exported_files_shown_and_inert(
+    store: Store, tmp_path: Path
+):
+    text = HOSTILE_TEXT + " <iframe src=//x> &lt;b&gt; \x7f\u2028 <X>"
+    schema = {"type": "object", "properties": {"target" + DISGUISING: {"type": "string"}}}
+    rule = rule_contract() | {"description": text, "activation": text, "guard": HOSTILE_NAME}
+    skill = {
+        "kind": "skill",
+        "name": "measure-before-deciding",
+        "description": text,
+        "applicability": text,
+        "inputs": [text, f"{HOSTILE_NAME}: {text}"],
+        "procedure": [text],
+        "recovery": text,
+        "expected_result": text,
+        "probes": [{"episode_id": "e", "step": 3, "action": "move x to red box"}],
+        "form": {"kind": "skill", "id": "x", "when_action": "move (.+)", "steps": ["look"]},
+    }
+    agent = {
+        "kind": "subagent",
+        "name": "find-the-target",
+        "description": text,
+        "invocation": text,
+        "input_schema": schema,
+        "owned_state": text,
+        "tools": [HOSTILE_NAME, "go to"],
+        "success": text,
+        "failure": text,
+        "return_schema": schema,
+        "probes": [{"episode_id": "e", "step": 3, "action": "go to x"}],
+        "form": {"kind": "subagent", "id": "x", "when_action": "go to (.+)", "prompt": text},
+    }
+    for contract in (rule, skill, agent):
+        version = store.stage_version(
+            ArtifactVersion(
+                artifact=contract["name"], version=1, kind=contract["kind"], contract=contract
+            )
+        )
+        store.record_gate(version.id, "replay", Gate(passed=True), "active")
+    written = export(store, tmp_path / "out")
+    assert len(written) == 3
+    for path in written:
+        markdown = path.read_text(encoding="utf-8")
+        assert not raw_unsafe(markdown) and not live_html(markdown), path
+        shown = rendered_text(markdown)
+        assert "\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b31m<img src=x onerror=alert(1)>" in shown
+        assert "<script>alert(1)</script>\\u202e <iframe src=//x> &lt;b&gt; \\x7f <X>" in shown
+        if path.name != "RULES.md":  # the description reads back whole from the front matter
+            assert read_front_matter(markdown)["description"] == " ".join(text.split())
+    agent_md = (tmp_path / "out" / "agents" / "find-the-target.md").read_text()
+    blocks = [t.content for t in PARSER.parse(agent_md) if t.type == "fence"]
+    assert [json.loads(block) for block in blocks] == [schema, schema]
 
 
 def test_nothing_is_written_outside_the_export_folder(tmp_path: Path):

@@ -319,3 +319,24 @@ def run_case(case: Case, folder: Path, base: Path) -> Outcome:
 def detected(path: Path) -> str:
     """The format detection gives ``path``."""
     return formats.detect(path).name
+
+
+# -- hostile text ------------------------------------------------------------------------------
+
+HOSTILE_TEXT = (
+    "\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m<img src=x onerror=alert(1)>"
+    "<script>alert(1)</script>\u202e"
+)
+"""Text a log may hold that must reach no terminal or exported file as it is: it clears the
+screen, writes the clipboard (OSC 52, ended by BEL), starts an escape sequence in one
+character (C1 CSI), runs script in a page (an image's error handler, a script) and shows what
+follows it right to left (a bidirectional override)."""
+HOSTILE_NAME = "_\x1b[2J\x1b]52;c;ZXZpbA==\x07\x9b31m<script>x</script>\u202e_x"
+"""The same as a name (a tool's, say): no spaces or parentheses, which would end it, and a
+word character at each end."""
+DISGUISING = "\x7f\x85\u2028\u2029\u202a\u202e\u2066\u2069"
+"""Characters JSON writes raw: DEL, a C1 control (NEL), the line and paragraph separators,
+bidirectional embeddings, overrides and isolates."""
+RAW_CONTROLS = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
+"""DEL, C1, the line and paragraph separators and the bidirectional controls, in UTF-8: what an
+exported JSON file must not hold raw."""

@@ -10,6 +10,7 @@ import pytest
 
 from store import Store
 from tests.ingest.helpers import FIFTY_MB, assert_stored_whole
+from tests.ingest.hostile import DISGUISING, HOSTILE_NAME, HOSTILE_TEXT, RAW_CONTROLS
 from workbench.ingest import IngestError, ReadContext, base, import_paths, jsonl
 from workbench.ingest.base import iter_jsonl
 
@@ -49,6 +50,23 @@ def test_export_then_import_is_lossless(tmp_path, store, data_dir):
         "boil-3-s7",
         "boil-3-s8",
     ]
+
+
+def test_export_writes_no_raw_control_and_reads_back_the_same(tmp_path, store, good_lines):
+    line = good_lines[0]
+    line["task"]["instruction"] += HOSTILE_TEXT
+    line["steps"][0].update(action=HOSTILE_NAME, observation=HOSTILE_TEXT + DISGUISING)
+    line["episode"]["outcome"]["message"] = DISGUISING
+    import_paths(store, [write_lines(tmp_path / "hostile.jsonl", [line])])
+    first = export(store)
+    assert not RAW_CONTROLS.search(first.encode()) and "\\u009b31m" in first
+    exported = tmp_path / "out.jsonl"
+    exported.write_text(first, encoding="utf-8")
+    with Store(tmp_path / "second.db") as second:
+        import_paths(second, [exported])
+        assert export(second) == first
+        assert second.step("boil-3-s7", 0).observation == HOSTILE_TEXT + DISGUISING
+        assert second.task("scienceworld:boil:3").instruction.endswith(HOSTILE_TEXT)
 
 
 def test_reimporting_the_same_file_adds_nothing(store, data_dir, tmp_path):

@@ -10,12 +10,17 @@ from markdown_it import MarkdownIt
 
 from store import Store
 from store.synth import SYNTH_WORKSPACE
+from tests.ingest.hostile import DISGUISING, HOSTILE_TEXT, RAW_CONTROLS
 from tests.synthesized import copy_db
+from tests.written_markdown import live_html, raw_unsafe
+from workbench.escapes import shown
 from workbench.markdown import read_front_matter
 from workbench.synth.export import SYSTEM, export_examples
 
-HOSTILE_INSTRUCTION = "# Not a heading\n---\nverdict: kept\n[link](x) *bold* `code`"
-HOSTILE_OBSERVATION = "```\n# inner heading\n---\nkind: evil\n````"
+HOSTILE_INSTRUCTION = (
+    f"# Not a heading\n---\nverdict: kept\n[link](x) *bold* `code` {HOSTILE_TEXT}{DISGUISING}"
+)
+HOSTILE_OBSERVATION = f"```\n# inner heading\n---\nkind: evil\n````\n{HOSTILE_TEXT}{DISGUISING}"
 
 
 def test_chat_jsonl_holds_one_conversation_per_kept_example(tmp_path: Path, filtered_db):
@@ -68,10 +73,12 @@ def test_markdown_examples_keep_their_structure_whatever_the_trajectory_says(
         (stored,) = store.add_synth_examples([hostile])
         store.set_example_verdicts([stored.model_copy(update={"verdict": "kept"})])
         report = export_examples(store, out, "examples-md")
+        export_examples(store, tmp_path / "train.jsonl", "chat-jsonl")
     assert report.examples == 1
     (written,) = report.files
     assert written == out / stored.env / f"whole-{stored.id}.md"
     text = written.read_text()
+    assert not raw_unsafe(text) and not live_html(text)
     front = read_front_matter(text)
     assert front["instruction"] == HOSTILE_INSTRUCTION and front["example"] == stored.id
     assert (front["episode"], front["start"], front["end"]) == (
@@ -83,14 +90,20 @@ def test_markdown_examples_keep_their_structure_whatever_the_trajectory_says(
     tokens = MarkdownIt("commonmark").parse(body)
     assert [t.tag for t in tokens if t.type == "heading_open"] == ["h1"]
     inline = tokens[[t.type for t in tokens].index("heading_open") + 1]
-    assert inline.children and "".join(c.content for c in inline.children) == " ".join(
-        HOSTILE_INSTRUCTION.split()
+    assert inline.children and "".join(c.content for c in inline.children) == shown(
+        " ".join(HOSTILE_INSTRUCTION.split())
     )
     fences = [t.content.rstrip("\n") for t in tokens if t.type == "fence"]
     n = len(stored.actions)
     assert len(fences) == 1 + 2 * n
-    assert fences[1::2] == ["`rm -rf`"] * n and fences[2::2] == [HOSTILE_OBSERVATION] * n
+    assert fences[1::2] == ["`rm -rf`"] * n and fences[2::2] == [shown(HOSTILE_OBSERVATION)] * n
     assert not list(out.rglob("*.tmp"))
+    chat = (tmp_path / "train.jsonl").read_bytes()
+    assert not RAW_CONTROLS.search(chat)  # written as \u009b, \u2028...
+    records = [json.loads(line) for line in chat.decode().splitlines()]
+    (record,) = [r for r in records if r["metadata"]["example"] == stored.id]
+    assert record["metadata"]["instruction"] == HOSTILE_INSTRUCTION
+    assert record["messages"][1]["content"].startswith(f"Task: {HOSTILE_INSTRUCTION}\n")
 
 
 def test_an_export_to_the_wrong_kind_of_path_is_refused(tmp_path: Path, filtered_db):
