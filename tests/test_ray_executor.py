@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,8 +23,10 @@ import pytest
 from store import EpisodeFilter, Store
 from tests.llm_server import ChatServer
 from workbench.executors import (
+    ClusterLost,
     ExecutorChoice,
     ExecutorUnavailable,
+    InProcess,
     LocalPool,
     RayExecutor,
     _Flight,
@@ -205,6 +208,69 @@ def test_model_calls_made_on_workers_are_logged_in_the_drivers_database(
     assert calls and all(c.episode_id == episode.id for c in calls)
     assert all(c.model == "test-model" for c in calls)  # WORKBENCH_* reached the worker too
     assert sorted(episode.metadata["call_ids"]) == sorted(c.id for c in calls)
+
+
+class RayletKiller:
+    """Progress that kills the raylet of this process's own Ray instance once the first
+    episode is recorded, keeping what was recorded by then."""
+
+    def __init__(self, store: Store, batch: str) -> None:
+        self.store, self.batch = store, batch
+        self.recorded: set[str] = set()
+        self.orphans: list | None = None
+        """The raylet's processes (its workers), left without it."""
+
+    def start(self, total: float | None, description: str = "") -> None:
+        pass
+
+    def advance(self, amount: float = 1, description: str | None = None) -> None:
+        if self.orphans is not None:
+            return
+        import psutil
+
+        self.recorded = self.store.episode_ids(self.batch)
+        (raylet,) = [p for p in psutil.Process().children(recursive=True) if p.name() == "raylet"]
+        self.orphans = raylet.children(recursive=True)
+        raylet.kill()
+        raylet.wait()  # gone, not only signalled
+
+    def finish(self) -> None:
+        pass
+
+    def end_orphans(self) -> None:
+        """Kill the raylet's workers that outlived it (closing the executor kills its actors,
+        not the idle workers Ray started beforehand)."""
+        import psutil
+
+        for process in self.orphans or []:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()  # psutil checks it is still the same process
+
+
+@pytest.mark.slow
+def test_a_run_whose_raylet_is_killed_stops_in_one_line_and_keeps_what_it_recorded(db_path):
+    """Ray alone would wait forever for the episodes in flight: the run stops naming the
+    raylet, the episodes recorded stay, and the batch resumes from them."""
+    config = CONFIG.model_copy(update={"episodes": 4})
+    with Store(db_path) as store:
+        killer = RayletKiller(store, "lost")
+        try:
+            with (
+                RayExecutor(workers=2, watch_every=0.2) as executor,  # a Ray instance of its own
+                pytest.raises(ClusterLost) as lost,
+            ):
+                run_batch(store, config, executor=executor, batch="lost", progress=killer)
+        finally:
+            killer.end_orphans()
+        kept = store.episode_ids("lost")
+        with InProcess() as here:
+            report = run_batch(store, config, executor=here, batch="lost")
+        ids = [e.id for e in store.episodes(EpisodeFilter(batch="lost"))]
+    message = str(lost.value)
+    assert re.fullmatch(r"lost the Ray node \S+: its raylet at \S+:\d+ is gone \(.+\)", message)
+    assert killer.recorded and killer.recorded <= kept and len(kept) < 4
+    assert (report.skipped, report.finished) == (len(kept), 4 - len(kept))
+    assert len(ids) == len(set(ids)) == 4
 
 
 def test_a_worker_gets_the_drivers_endpoint_and_workbench_settings_only(monkeypatch):

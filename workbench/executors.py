@@ -31,6 +31,7 @@ import os
 import shutil
 import socket
 import tempfile
+import time
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -277,8 +278,21 @@ def forwarded_env() -> dict[str, str]:
     }
 
 
+WATCH_EVERY = 1.0
+"""Seconds a Ray driver waits for an episode before it looks at the cluster again."""
+
+PROBE_SECONDS = 5.0
+"""How long the GCS or a raylet may take to accept a connection before it counts as gone."""
+
+
 class ExecutorUnavailable(RuntimeError):
     """The executor asked for cannot be used here (one line saying why and what to do)."""
+
+
+class ClusterLost(ExecutorUnavailable):
+    """The Ray cluster a run plays on lost what the run needs — its GCS, the node (raylet)
+    this process plays through, or every node left to play on — in one line naming it. The
+    episodes recorded before stay recorded."""
 
 
 class RemotePlayer:
@@ -336,10 +350,17 @@ class RayExecutor(Closing):
     caller closes the iterator, Ctrl-C) kills the actors still playing, so nothing goes on
     running on the cluster.
 
+    Ray waits forever for an actor whose node's raylet died, so while the driver waits for
+    episodes it looks at the cluster every ``watch_every`` seconds (:class:`_Watch`) and
+    raises :class:`ClusterLost` when the GCS or its own node's raylet no longer answers, or
+    every node it played on is dead: the episodes recorded so far stay recorded, and running
+    the batch again resumes it.
+
     Args:
         address: the Ray cluster; ``None`` starts a local Ray instance.
         workers: actors (episodes played at once); default: the cluster's CPUs.
         init_options: more keyword arguments for ``ray.init`` (tests pin ports with them).
+        watch_every: seconds between two looks at the cluster while no episode comes back.
     """
 
     def __init__(
@@ -348,14 +369,22 @@ class RayExecutor(Closing):
         workers: int | None = None,
         *,
         init_options: dict[str, Any] | None = None,
+        watch_every: float = WATCH_EVERY,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"a Ray executor needs at least one worker, not {workers}")
+        if watch_every <= 0:
+            raise ValueError(f"watch_every must be positive, not {watch_every}")
         self.address = address
         self.workers = workers
         self.init_options = init_options or {}
+        self.watch_every = watch_every
         self._actors: list[Any] = []
         self._started_ray = False
+        self._watch: _Watch | None = None
+        self._look_at = 0.0
+        """When (:func:`time.monotonic`) the cluster is next looked at."""
+        self._lost = False
 
     def _ray(self) -> Any:
         try:
@@ -367,8 +396,8 @@ class RayExecutor(Closing):
             options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if self.address is None:
                 options |= {"num_cpus": self.workers or LOCAL_WORKERS}
-            try:
-                ray.init(address=self.address, **(options | self.init_options))
+            try:  # "local": a new instance even where `ray start` or RAY_ADDRESS names one
+                ray.init(address=self.address or "local", **(options | self.init_options))
             except (ConnectionError, RuntimeError, ValueError) as error:
                 where = self.address or "a local Ray instance"
                 raise ExecutorUnavailable(f"cannot connect to Ray at {where}: {error}") from None
@@ -391,15 +420,17 @@ class RayExecutor(Closing):
         if not jobs:
             return
         ray = self._ray()
+        self._check(ray)
         flight = _Flight(jobs, self._pool(ray))
         try:
             while flight.queue or flight.running:
                 flight.send()
-                (ref,), _ = ray.wait(list(flight.running), num_returns=1)
+                ref = self._finished(ray, flight)
                 job, actor = flight.running.pop(ref)
                 try:
                     played = ray.get(ref)
                 except ray.exceptions.RayActorError as error:  # the worker is gone
+                    self._check(ray)  # with its node, or the whole cluster?
                     if flight.died(actor):
                         flight.held[self._replace(ray, actor)] = deque()
                     if flight.requeued(job, ref):
@@ -416,6 +447,27 @@ class RayExecutor(Closing):
             for actor in {actor for _, actor in flight.running.values()} & set(flight.held):
                 self._replace(ray, actor, start=False)
 
+    def _finished(self, ray: Any, flight: _Flight) -> Any:
+        """The first call in flight to finish. The cluster is looked at every
+        :attr:`watch_every` seconds meanwhile — Ray alone would wait forever for a dead
+        raylet — and between results too: actors whose raylet died may go on playing."""
+        while True:
+            if time.monotonic() >= self._look_at:
+                self._check(ray)
+            ready, _ = ray.wait(list(flight.running), num_returns=1, timeout=self.watch_every)
+            if ready:
+                return ready[0]
+
+    def _check(self, ray: Any) -> None:
+        """Raise :class:`ClusterLost` if the cluster lost what the run needs."""
+        self._watch = self._watch or _Watch.of(ray)
+        try:
+            self._watch.check(ray)
+        except ClusterLost:
+            self._lost = True
+            raise
+        self._look_at = time.monotonic() + self.watch_every
+
     def _replace(self, ray: Any, actor: Any, *, start: bool = True) -> Any:
         """Kill ``actor`` (if it still lives) and put a new one in its place."""
         ray.kill(actor)
@@ -428,11 +480,12 @@ class RayExecutor(Closing):
             return
         import ray
 
-        with contextlib.suppress(ray.exceptions.RayError):  # a worker already gone
-            ray.get([actor.close.remote() for actor in self._actors], timeout=60)
+        if not self._lost:  # a lost cluster would keep the actors' goodbyes waiting
+            with contextlib.suppress(ray.exceptions.RayError):  # a worker already gone
+                ray.get([actor.close.remote() for actor in self._actors], timeout=60)
         for actor in self._actors:
             ray.kill(actor)
-        self._actors = []
+        self._actors, self._watch, self._lost = [], None, False
         if self._started_ray:
             ray.shutdown()
             self._started_ray = False
@@ -444,12 +497,89 @@ def _check_reachable(address: str | None, seconds: float = 10.0) -> None:
     Ray.)"""
     if not address or "://" in address or ":" not in address:
         return
+    if reason := _unanswered(address, seconds):
+        raise ExecutorUnavailable(f"cannot connect to Ray at {address}: {reason}")
+
+
+def _unanswered(address: str, seconds: float) -> str:
+    """Why nothing accepts a connection at ``host:port`` within ``seconds``; empty if
+    something does."""
     host, _, port = address.rpartition(":")
     try:
         socket.create_connection((host, int(port)), timeout=seconds).close()
     except (OSError, ValueError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise ExecutorUnavailable(f"cannot connect to Ray at {address}: {reason}") from None
+        return getattr(error, "strerror", None) or str(error) or type(error).__name__
+    return ""
+
+
+@dataclass
+class _Watch:
+    """What a Ray driver looks at while it waits for episodes: whether the cluster's GCS and
+    the raylet of its own node still accept connections (at once: a killed raylet refuses
+    them, while the GCS takes some 15 s to mark its node dead), and whether the nodes it
+    plays on are alive, as the GCS says. Through a Ray client (``ray://``) only the GCS's
+    word counts: the cluster's ports may not be reachable from here."""
+
+    node: str
+    """This process's Ray node (its id)."""
+    gcs: str | None
+    """The GCS's ``host:port``; ``None`` through a Ray client."""
+    raylet: str | None
+    """The ``host:port`` of this node's raylet; ``None`` through a Ray client."""
+    cpu_nodes: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The nodes with CPUs (where actors play) seen alive, by id: their addresses."""
+
+    @classmethod
+    def of(cls, ray: Any) -> _Watch:
+        """The watch of the cluster this process is connected to."""
+        node = ray.get_runtime_context().get_node_id()
+        if ray.util.client.ray.is_connected():
+            return cls(node, None, None)
+        mine = next((n for n in ray.nodes() if n["NodeID"] == node), {})
+        raylet = f"{mine['NodeManagerAddress']}:{mine['NodeManagerPort']}" if mine else None
+        return cls(node, ray.get_runtime_context().gcs_address, raylet)
+
+    def check(self, ray: Any) -> None:
+        """Raise :class:`ClusterLost` naming what the cluster lost, if it lost what the run
+        needs."""
+        if self.gcs and (reason := _unanswered(self.gcs, PROBE_SECONDS)):
+            raise ClusterLost(f"lost the Ray cluster: its GCS at {self.gcs} is gone ({reason})")
+        if self.raylet and (reason := _unanswered(self.raylet, PROBE_SECONDS)):
+            raise ClusterLost(
+                f"lost the Ray node {_host(self.raylet)}: its raylet at {self.raylet} is gone "
+                f"({reason})"
+            )
+        self._check_nodes(_nodes(ray))
+
+    def _check_nodes(self, nodes: list[dict[str, Any]]) -> None:
+        """Raise :class:`ClusterLost` if this process's node is dead, or every node with CPUs
+        seen alive is."""
+        alive = {n["NodeID"]: n for n in nodes if n.get("Alive")}
+        self.cpu_nodes |= {
+            id_: node["NodeManagerAddress"]
+            for id_, node in alive.items()
+            if node.get("Resources", {}).get("CPU", 0) > 0
+        }
+        if self.node not in alive:
+            dead = next((n for n in nodes if n["NodeID"] == self.node), {})
+            name = dead.get("NodeManagerAddress", self.node[:8])
+            why = dead.get("DeathReasonMessage") or "the cluster no longer lists it"
+            raise ClusterLost(f"lost the Ray node {name} this process plays through: {why}")
+        if self.cpu_nodes and not self.cpu_nodes.keys() & alive.keys():
+            names = ", ".join(sorted(set(self.cpu_nodes.values())))
+            raise ClusterLost(f"lost every Ray node with CPUs to play on: {names}")
+
+
+def _nodes(ray: Any) -> list[dict[str, Any]]:
+    """The cluster's nodes as the GCS lists them (:class:`ClusterLost` if it cannot)."""
+    try:
+        return ray.nodes()
+    except (ConnectionError, ray.exceptions.RayError) as error:
+        raise ClusterLost(f"lost the Ray cluster: {type(error).__name__}: {error}") from None
+
+
+def _host(address: str) -> str:
+    return address.rpartition(":")[0]
 
 
 def _importable(function: Any) -> bool:

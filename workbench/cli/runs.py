@@ -40,6 +40,7 @@ def run_and_report(
     store: Store, config: RunConfig, batch: str | None, executor: Executor
 ) -> RunReport:
     """Run (or resume) a batch on ``executor``, printing its summary and each distinct error."""
+    from workbench.executors import ClusterLost
     from workbench.progress import Cancelled
     from workbench.runner import run_batch
 
@@ -49,6 +50,8 @@ def run_and_report(
         raise click.ClickException(
             "run cancelled; finished episodes are kept — run again to resume"
         ) from None
+    except ClusterLost as error:
+        raise click.ClickException(f"{error}; {_resume_hint(store, config, batch)}") from None
     except (ValueError, RuntimeError) as error:
         raise click.ClickException(str(error)) from error
     done = f"batch {report.batch_id}: {report.finished} episode(s) run, {report.failed} failed"
@@ -60,6 +63,18 @@ def run_and_report(
     for error, count in report.errors.most_common():
         console.print(f"  {count}× {escape(error)}", soft_wrap=True)
     return report
+
+
+def _resume_hint(store: Store, config: RunConfig, batch: str | None) -> str:
+    """What to do after a run stopped early: resume its batch (the newest run batch of
+    ``config`` when no name was given)."""
+    if batch is None:
+        stored = config.model_dump(mode="json")
+        same = [b for b in store.batches() if b.kind == "run" and b.params.get("config") == stored]
+        batch = same[-1].name if same else None
+    if batch is None:
+        return "finished episodes are kept"
+    return f"finished episodes are kept — `workbench run --resume {batch}` plays the rest"
 
 
 @click.command("run")
