@@ -361,19 +361,21 @@ class CutStep:
     """A step read with each text cut to a window (:meth:`Store.cut_steps`)."""
 
     step: Step
-    """The step, each of its texts at most the window's first characters."""
+    """The step, each of its texts the window's characters of it (from :attr:`offset`)."""
     lengths: dict[str, int]
     """The full length in characters of each of :data:`CUT_TEXTS`, and of the stored raw
     record as ``raw`` (0 when there is none)."""
+    offset: int = 0
+    """Where in each text the window starts."""
 
     def cut(self, field: str) -> bool:
-        """Whether ``field``'s text (or the raw record) is longer than what the step holds."""
+        """Whether ``field``'s text (or the raw record) holds more than the step shows."""
         if field == "raw":
             return self.lengths["raw"] > 0 and self.step.raw is None
         return self.lengths[field] > len(getattr(self.step, field))
 
 
-def _cut_step(row: Sequence[Any]) -> CutStep:
+def _cut_step(row: Sequence[Any], offset: int) -> CutStep:
     values = dict(zip(("episode_id", "index", "kind", "role"), row[:4], strict=True))
     lengths: dict[str, int] = {}
     for k, field in enumerate(CUT_TEXTS):
@@ -384,7 +386,7 @@ def _cut_step(row: Sequence[Any]) -> CutStep:
     lengths["raw"] = rest[5] or 0
     if any(lengths[f] > len(values[f]) for f in CUT_TEXTS):
         values["raw"] = None  # its references to the step's texts need them whole
-    return CutStep(from_row(Step, values), lengths)
+    return CutStep(from_row(Step, values), lengths, offset)
 
 
 class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, SynthTables):
@@ -822,30 +824,33 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         return found[0] if found else None
 
     def cut_steps(
-        self, episode_id: str, start: int = 0, stop: int | None = None, chars: int = 4000
+        self,
+        episode_id: str,
+        start: int = 0,
+        stop: int | None = None,
+        chars: int = 4000,
+        offset: int = 0,
     ) -> list[CutStep]:
-        """Steps ``start`` to ``stop`` (exclusive) of an episode, each text cut to its first
-        ``chars`` characters, with every text's full length: what a reader shows of steps
-        whose texts may be hundreds of megabytes, in memory bounded by ``chars`` (SQLite
-        still reads a long text once to cut it, but never hands all of it to Python).
+        """Steps ``start`` to ``stop`` (exclusive) of an episode, each text cut to the
+        ``chars`` characters from ``offset``, with every text's full length: what a reader
+        shows of steps whose texts may be hundreds of megabytes, in memory bounded by
+        ``chars`` (SQLite still reads a long text once to cut it, but never hands all of it
+        to Python).
 
         A step with a cut text comes without its raw record (the record may hold the text
         again, and is stored with references to the step's full texts), as does a step whose
         raw record is longer than ``chars``; its ``lengths["raw"]`` tells how long it is.
         """
-        texts = ", ".join(
-            f'CASE WHEN length("{c}") > :n THEN substr("{c}", 1, :n) ELSE "{c}" END, length("{c}")'
-            for c in CUT_TEXTS
-        )
+        texts = ", ".join(f'substr("{c}", :offset, :n), length("{c}")' for c in CUT_TEXTS)
         sql = (
             f'SELECT episode_id, "index", kind, role, {texts}, tool_name, tool_call_id, reward, '
             "timestamp, CASE WHEN length(raw) <= :n THEN raw END AS raw, length(raw) "
             'FROM steps WHERE episode_id = :episode AND "index" >= :start AND "index" < :stop '
             'ORDER BY "index"'
         )
-        params = {"n": chars, "episode": episode_id, "start": start}
-        params["stop"] = stop if stop is not None else SQLITE_INT_MAX
-        return [_cut_step(row) for row in self._rows(sql, params)]  # type: ignore[arg-type]
+        params = {"n": max(chars, 0), "offset": max(offset, 0) + 1, "episode": episode_id}
+        params |= {"start": start, "stop": stop if stop is not None else SQLITE_INT_MAX}
+        return [_cut_step(row, offset) for row in self._rows(sql, params)]  # type: ignore[arg-type]
 
     def step_text(self, episode_id: str, index: int, field: str, start: int, chars: int) -> str:
         """Characters ``start`` to ``start + chars`` of one text of one step (``""`` past its

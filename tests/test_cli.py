@@ -87,6 +87,46 @@ def test_show_unknown_episode_and_bad_range(run, data_dir):
     assert "expected a:b" in run("show", "boil-3-s8", "--steps", "x:y", ok=False).output
 
 
+def _long_episode(db_path, steps: int, big: int) -> None:
+    from store import Batch, Episode, Step, Task
+
+    with Store(db_path) as store:
+        store.put_batch(Batch(id="b", name="b"))
+        store.put_task(Task(id="t", environment="x", family="f"))
+        text = "".join(f"{k:09d}\n" for k in range(big // 10))
+        rows = [
+            Step(
+                episode_id="long",
+                index=i,
+                kind="action",
+                action=f"act {i}",
+                observation=text if i == 1 else f"seen {i}",
+                raw={"output": text} if i == 1 else {"n": i},
+            )
+            for i in range(steps)
+        ]
+        store.add_episode(Episode(id="long", task_id="t", batch_id="b"), rows)
+
+
+def test_show_pages_steps_and_cuts_texts_to_a_window_with_their_length(run, db_path):
+    _long_episode(db_path, 250, 30_000)
+    first = run("show", "long").output
+    assert "act 99" in first and "act 100" not in first
+    assert "steps 0..99 of 250: --steps 100:200 for the next, --all for every step" in first
+    assert "[characters 0..1,999 of 30,000: --chars for more]" in first
+    assert "000000199" in first and "000000200" not in first  # 2,000 characters of it
+    every = run("show", "long", "--all").output
+    assert "act 249" in every and "for the next" not in every
+    window = run("show", "long", "--steps", "1", "--chars", "29990:", "--raw").output
+    assert "000002999" in window and "000000000" not in window
+    assert "[characters 29,990..29,999 of 30,000: --chars for more]" in window
+    assert "a record of" in window and "not shown with a cut text" in window
+    whole = run("show", "long", "--steps", "1", "--chars", "0:", "--raw").output
+    assert "--chars for more" not in whole and '"output": "000000000' in whole
+    assert "--steps or --all" in run("show", "long", "--all", "--steps", "1", ok=False).output
+    assert "expected a:b" in run("show", "long", "--chars", "5:2", ok=False).output
+
+
 def test_console_script_runs_as_a_subprocess(db_path):
     Store(db_path).close()
     result = subprocess.run(

@@ -192,6 +192,9 @@ def test_cut_steps_hold_a_window_of_each_text_and_its_full_length(store):
     assert store.step_text("big", 0, "observation", 6000, 100) == ""
     assert store.step_text("big", 7, "observation", 0, 100) == ""
     assert [c.step.index for c in store.cut_steps("short", 1, 5)] == [1]
+    window = store.cut_steps("big", 0, 1, chars=10, offset=4996)[0]
+    assert window.step.observation == "éééétail" and window.offset == 4996
+    assert window.cut("observation") and window.step.raw is None
     with pytest.raises(ValueError, match="not 'raw'"):
         store.step_text("big", 0, "raw", 0, 10)
 

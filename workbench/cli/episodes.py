@@ -27,7 +27,7 @@ from workbench.cli.options import (
 from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
-    from store import Episode, EpisodeFilter, Store
+    from store import CutStep, Episode, EpisodeFilter, Store
     from store.staging import Placed
     from workbench.ingest import FileReport, ImportReport, ParsedEpisode
     from workbench.ingest.base import Importer
@@ -342,31 +342,100 @@ def ls_command(store: Store, where: EpisodeFilter, limit: int) -> None:
     console.print(f"[dim]{len(episodes)} of {total} episode(s)[/]")
 
 
-def _parse_range(text: str | None, n_steps: int) -> tuple[int, int]:
+def _parse_range(
+    text: str | None, n_steps: int, option: str = "--steps", what: str = "steps"
+) -> tuple[int, int]:
     if not text:
         return 0, n_steps
     start, sep, stop = text.partition(":")
     if not all(part.strip().lstrip("-").isdigit() for part in (start, stop) if part):
-        raise click.BadParameter(f"expected a:b (e.g. 0:10), got {text!r}", param_hint="--steps")
-    first = parse_integer(start, "--steps") if start else 0
-    last = parse_integer(stop, "--steps") if stop else n_steps
+        raise click.BadParameter(f"expected a:b (e.g. 0:10), got {text!r}", param_hint=option)
+    first = parse_integer(start, option) if start else 0
+    last = parse_integer(stop, option) if stop else n_steps
     if not sep:
         last = first + 1
     return first, last
 
 
+SHOW_STEPS = 100
+"""Steps ``show`` prints unless ``--steps`` or ``--all`` says otherwise."""
+SHOW_CHARS = 2000
+"""Characters of each text ``show`` prints unless ``--chars`` says otherwise."""
+PAGE = 500
+"""Steps read at a time by ``show --all`` (memory stays that of one page)."""
+TEXTS = ("content", "thought", "action", "observation")
+
+
+def _chars(text: str | None) -> tuple[int, int | None]:
+    """``--chars``: ``N`` (the first N), ``a:b`` or ``a:`` (to the end); ``(start, count)``."""
+    if text is None:
+        return 0, SHOW_CHARS
+    if ":" not in text:
+        count = parse_integer(text, "--chars")
+        if count < 0:
+            raise click.BadParameter(
+                f"expected N >= 0, a:b or a:, got {text!r}", param_hint="--chars"
+            )
+        return 0, count
+    start, stop = _parse_range(text, -1, "--chars")
+    if start < 0 or (stop >= 0 and stop < start):
+        raise click.BadParameter(
+            f"expected a:b with 0 <= a <= b, got {text!r}", param_hint="--chars"
+        )
+    return start, None if stop < 0 else stop - start
+
+
 @click.command("show")
 @click.argument("episode_id")
 @click.option("--steps", "step_range", help="Steps a:b (b exclusive), e.g. 0:10 or 5: or 7.")
+@click.option(
+    "--all", "all_steps", is_flag=True, help=f"Every step (default: the first {SHOW_STEPS})."
+)
+@click.option(
+    "--chars",
+    "char_range",
+    help=f"Characters of each text: N, a:b or a: (default: the first {SHOW_CHARS:,}); a "
+    "longer text says its length.",
+)
 @click.option("--raw", is_flag=True, help="Also print each step's original record.")
 @existing_db_option
-def show_command(store: Store, episode_id: str, step_range: str | None, raw: bool) -> None:
-    """Show one episode: outcome, task, spans and steps."""
-    import json
-
+def show_command(
+    store: Store,
+    episode_id: str,
+    step_range: str | None,
+    all_steps: bool,
+    char_range: str | None,
+    raw: bool,
+) -> None:
+    """Show one episode: outcome, task, spans and steps (a page of them, each text cut to a
+    window: memory and time follow what is shown, not what is stored)."""
     episode = store.episode(episode_id)
     if episode is None:
         raise click.ClickException(f"no episode {episode_id!r} (see `workbench ls`)")
+    if step_range and all_steps:
+        raise click.UsageError("give --steps or --all, not both")
+    offset, count = _chars(char_range)
+    _show_header(store, episode)
+    first, last = _parse_range(step_range, episode.n_steps)
+    if not step_range and not all_steps:
+        last = min(last, first + SHOW_STEPS)
+    for page in range(first, last, PAGE):
+        chars = count if count is not None else SQLITE_TEXT_MAX
+        for cut in store.cut_steps(episode.id, page, min(page + PAGE, last), chars, offset):
+            _show_step(cut, raw)
+    shown_to = min(last, episode.n_steps)
+    if not step_range and not all_steps and shown_to < episode.n_steps:
+        console.print(
+            f"[dim]steps {first}..{shown_to - 1} of {episode.n_steps:,}: --steps "
+            f"{shown_to}:{shown_to + SHOW_STEPS} for the next, --all for every step[/]"
+        )
+
+
+SQLITE_TEXT_MAX = 2**31 - 1
+"""More characters than any text SQLite holds (``--chars a:`` reads to the end)."""
+
+
+def _show_header(store: Store, episode: Episode) -> None:
     task = store.task(episode.task_id)
     console.print(
         f"[bold]{escape(episode.id)}[/]  {_outcome_cell(episode)}  score={episode.outcome.score}  steps={episode.n_steps}"
@@ -382,24 +451,37 @@ def show_command(store: Store, episode_id: str, step_range: str | None, raw: boo
         console.print(
             f"[magenta]span {span.id}[/] {span.kind} {span.start}..{span.end} {escape(span.label)} ({escape(span.author)}) {escape(span.note)}"
         )
-    first, last = _parse_range(step_range, episode.n_steps)
-    for step in store.steps(episode.id, first, last):
-        console.rule(
-            f"step {step.index} · {step.kind} · {step.role}"
-            + (f" · reward {step.reward:g}" if step.reward is not None else ""),
-            align="left",
-            style="dim",
+
+
+def _show_step(cut: CutStep, raw: bool) -> None:
+    import json
+
+    step = cut.step
+    console.rule(
+        f"step {step.index} · {step.kind} · {step.role}"
+        + (f" · reward {step.reward:g}" if step.reward is not None else ""),
+        align="left",
+        style="dim",
+    )
+    for label in TEXTS:
+        if text := getattr(step, label):
+            console.print(f"[bold cyan]{label}[/] {escape(text)}{_cut_note(cut, label)}")
+    if raw and step.raw is not None:
+        console.print(f"[bold]raw[/] {escape(json.dumps(step.raw, ensure_ascii=False))}")
+    elif raw and cut.cut("raw"):
+        console.print(
+            f"[bold]raw[/] [dim](a record of {cut.lengths['raw']:,} characters, not shown "
+            "with a cut text: --chars 0: shows every text whole)[/]"
         )
-        for label, text in (
-            ("content", step.content),
-            ("thought", step.thought),
-            ("action", step.action),
-            ("observation", step.observation),
-        ):
-            if text:
-                console.print(f"[bold cyan]{label}[/] {escape(text)}")
-        if raw and step.raw is not None:
-            console.print(f"[bold]raw[/] {escape(json.dumps(step.raw, ensure_ascii=False))}")
+
+
+def _cut_note(cut: CutStep, label: str) -> str:
+    """What a window leaves out of one text, e.g. `` [characters 0..1,999 of 209,715,200]``."""
+    if not cut.cut(label):
+        return ""
+    end = cut.offset + len(getattr(cut.step, label)) - 1
+    note = f"[characters {cut.offset:,}..{end:,} of {cut.lengths[label]:,}: --chars for more]"
+    return f" [dim]{escape(note)}[/]"
 
 
 @click.command("search")
