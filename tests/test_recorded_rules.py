@@ -107,7 +107,9 @@ def test_hostile_text_of_an_imported_log_reaches_the_exported_markdown_shown_and
         assert not raw_unsafe(text), (path, raw_unsafe(text))
         assert not live_html(text), (path, live_html(text))
     rules = rendered_text((tmp_path / "repo" / "RULES.md").read_text())
-    assert "get_details_\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b31m<script>x</script>\\u202e_x" in rules
+    assert (
+        "get_details_\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b31m<script>x</script>\\u202e_x" in rules
+    )
     manual = rendered_text((tmp_path / "manual.md").read_text())
     shown = "\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b31m<img src=x onerror=alert(1)>"
     assert f"You are Mia Li. {shown}<script>alert(1)</script>\\u202e" in manual  # the task
