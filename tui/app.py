@@ -5,16 +5,20 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.filter import LineFilter
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from store import EpisodeFilter, Store
 from tui.data import Session, StorePool
+from tui.escapes import ControlFilter, shown
 from tui.navigation import (
     OpenClusters,
     OpenCompare,
@@ -88,7 +92,27 @@ class WorkbenchApp(App[None]):
         self.episode = episode
         self._bare: Screen | None = None
         """The screen beneath the trajectory opened at start (``None``: none opened)."""
+        self._control_filter = ControlFilter()
         self.title = self.header_title()
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        """Textual's filters, then :class:`~tui.escapes.ControlFilter`: every line any widget
+        draws reaches the terminal with its control characters shown, never obeyed."""
+        return [*super().get_line_filters(), self._control_filter]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A toast, its text escaped (messages often quote stored text: an id, an error)."""
+        super().notify(
+            shown(message), title=shown(title), severity=severity, timeout=timeout, markup=markup
+        )
 
     def lock_wait(self, retry: int, waited: float) -> None:
         """A write waits for another writer's lock: say so in a notification (told from any
@@ -108,9 +132,9 @@ class WorkbenchApp(App[None]):
             config = self.session.reasoner_config()
         except ConfigError:
             return f"{self.TITLE} · reasoner not configured"
-        return (
-            self.TITLE if config.backend == "heuristic" else f"{self.TITLE} · {config.describe()}"
-        )
+        if config.backend == "heuristic":
+            return self.TITLE
+        return f"{self.TITLE} · {shown(config.describe())}"
 
     def get_default_screen(self) -> Screen:
         if self.episode is not None:  # Runs is made when the trajectory opened at start is left

@@ -21,6 +21,7 @@ from store.records import Split
 from workbench.backends import Backends, ReasonerConfig, backends_from, reasoner_config
 from workbench.llm.client import ConfigError
 from workbench.spans import SPAN_KINDS, ChangeKind, SpanChange, SpanHistory, spans_at
+from workbench.terminal import plain
 
 if TYPE_CHECKING:  # executors load when a job needs one, not at start-up
     from workbench.executors import ExecutorChoice, LocalPool, RayExecutor
@@ -68,7 +69,7 @@ class StorePool:
         self.path = str(path)
         self.workspace = workspace
         self.on_lock_wait = on_lock_wait
-        self.name = os.path.basename(self.path) + (f" [{workspace}]" if workspace else "")
+        self.name = plain(os.path.basename(self.path) + (f" [{workspace}]" if workspace else ""))
         self._idle: queue.LifoQueue[Store] = queue.LifoQueue(maxsize=keep)
         self._lock = threading.Lock()
         self._closed = False

@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Header, Static
 from store import Analysis, Cluster
 from tui.cells import STATUS_STYLES
 from tui.data import Session
+from tui.escapes import shown
 from tui.navigation import OpenCompare, OpenCompile, OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -96,7 +97,7 @@ def run_summary(data: ClusterData) -> Text:
     scope = ", ".join(f"{k} {v}" for k, v in run.scope.items()) or "default scope"
     line = Text.assemble(
         (f"analysis run {run.id}", "bold"),
-        f" · {run.reasoner} · {scope} · ",
+        shown(f" · {run.reasoner} · {scope} · "),
         (f"{len(data.analyses)} analyses", "bold"),
     )
     if statuses:
@@ -111,7 +112,10 @@ def run_summary(data: ClusterData) -> Text:
 def scope_line(scope: AnalysisScope) -> Text:
     """The line saying which failures ``r`` analyses."""
     line = Text.assemble(
-        ("r", "bold #ffa62b"), " analyses ", (scope.label, "bold"), f": {scope.description}"
+        ("r", "bold #ffa62b"),
+        " analyses ",
+        (shown(scope.label), "bold"),
+        shown(f": {scope.description}"),
     )
     if scope.failures is not None:
         line.append(f" · {scope.failures} failures")
@@ -290,7 +294,7 @@ class ClustersScreen(Screen[None]):
             table.move_cursor(row=max(row, 0), animate=False)
         table.border_title = f"members · {len(members)}"
         if cluster is not None and cluster.status == "deferred":
-            table.border_subtitle = "deferred: " + cluster.reason
+            table.border_subtitle = Text("deferred: " + shown(cluster.reason))
         else:
             table.border_subtitle = ""
         contrast_table = self.contrast_table
@@ -362,7 +366,7 @@ class ClustersScreen(Screen[None]):
             if found is not None and member.id is not None:
                 self._review("edit", member.id, found)
 
-        title = f"Causal span of {member.episode_id}"
+        title = f"Causal span of {shown(member.episode_id)}"
         self.app.push_screen(RangeModal(title, member.start, member.end, n_steps), chosen)
 
     @work(thread=True, group="clusters-review")

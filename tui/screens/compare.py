@@ -16,6 +16,7 @@ from textual.widgets import Header, Static
 from store import Episode, EpisodeFilter, Step
 from tui.cells import outcome_badge
 from tui.data import Session
+from tui.escapes import shown
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -40,12 +41,13 @@ HELP = Help(
 def comparison_header(comparison: Comparison) -> Text:
     """What is compared with what, and where they first part."""
     failed, success = comparison.failed, comparison.success
-    width = max(len(failed.id), len(success.id))
+    width = max(len(shown(failed.id)), len(shown(success.id)))
     line = Text()
     for episode in (failed, success):
         line.append_text(outcome_badge(episode))
-        line.append(f" {episode.id:<{width}}", "bold")
-        line.append(f"  {episode.task_id}  agent {episode.agent}  {episode.n_steps} steps\n")
+        line.append(f" {shown(episode.id):<{width}}", "bold")
+        line.append(shown(f"  {episode.task_id}  agent {episode.agent}"))
+        line.append(f"  {episode.n_steps} steps\n")
     alignment = comparison.alignment
     divergence = alignment.first_divergence
     if divergence is None:
@@ -129,8 +131,10 @@ class CompareScreen(Screen[None]):
         else:
             text = Text.assemble(
                 ("nothing to compare with: ", "bold"),
-                f"no successful run of task {failed.task_id}"
-                + (f" or of family {failed.family}" if failed.family else ""),
+                shown(
+                    f"no successful run of task {failed.task_id}"
+                    + (f" or of family {failed.family}" if failed.family else "")
+                ),
             )
         self.query_one("#compare-info", Static).update(text)
 

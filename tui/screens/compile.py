@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Header, Static
 from store import ArtifactVersion, Citation, CompileAttempt, InterventionSpec
 from tui.cells import plural, status_text
 from tui.data import Session
+from tui.escapes import shown
 from tui.navigation import OpenRepository, OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -73,7 +74,9 @@ def summary(data: SpecData, cluster_id: int | None = None) -> Text:
             ("No analysis run yet. ", "bold"),
             "Analyse the failures first: C on the Runs screen, then r.",
         )
-    line = Text.assemble((f"analysis run {data.run.id}", "bold"), f" · {data.run.reasoner} · ")
+    line = Text.assemble(
+        (f"analysis run {data.run.id}", "bold"), shown(f" · {data.run.reasoner} · ")
+    )
     if not data.specs:
         line.append_text(
             Text.assemble(

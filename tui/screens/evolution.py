@@ -24,6 +24,7 @@ from textual_plotext import PlotextPlot
 
 from store import Checkpoint, Store
 from tui.data import Session
+from tui.escapes import shown
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.key_footer import KeyFooter
@@ -173,10 +174,10 @@ def summary(data: EvolutionData) -> Text:
             "Run one with `workbench evolve`.",
         )
     checkpoints = sum(len(s.checkpoints) for s in data.series)
-    line = Text.assemble((data.name, "bold"), f" · {checkpoints} checkpoints · ")
+    line = Text.assemble((shown(data.name), "bold"), f" · {checkpoints} checkpoints · ")
     for i, s in enumerate(data.series):
         line.append(", " if i else "")
-        line.append(s.regime, REGIME_STYLES.get(s.regime, ""))
+        line.append(shown(s.regime), REGIME_STYLES.get(s.regime, ""))
         if s.checkpoints:
             last = s.checkpoints[-1]
             line.append(f" {last.pass_rate:.0%} at {last.tasks} tasks")
@@ -297,7 +298,7 @@ class EvolutionScreen(Screen[None]):
         picker = self.query_one("#evo-picker", Select)
         picker.set_class(len(data.names) > 1, "several")
         with self.prevent(Select.Changed):
-            picker.set_options([(n, n) for n in data.names])
+            picker.set_options([(Text(shown(n)), n) for n in data.names])
             if data.name is not None:
                 picker.value = data.name
 

@@ -24,6 +24,7 @@ from textual.widgets import DataTable, Header, MarkdownViewer, Static
 from store import Manual, ManualRule, RuleEvent, Store
 from tui.cells import plural
 from tui.data import Session
+from tui.escapes import shown
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -107,7 +108,7 @@ def summary(data: ManualData, version: int | None) -> Text:
         line.append(f"manual v{manual.version}", "bold")
         line.append(f" of {data.manuals[-1].version}")
         line.append(f" · {plural(len(manual.rules), 'rule')}, ")
-        line.append(f"{plural(len(manual.artifacts), 'artifact')} · {manual.reasoner} · ")
+        line.append(f"{plural(len(manual.artifacts), 'artifact')} · {shown(manual.reasoner)} · ")
         line.append(f"{manual.created_at:%Y-%m-%d %H:%M}", "dim")
     line.append(" · ")
     line.append(plural(len(data.rules), "rule") if data.rules else "no rules yet", "bold")
@@ -173,7 +174,7 @@ def diff_text(text: str) -> Text:
             style = "red"
         elif line.startswith("@@"):
             style = "cyan"
-        out.append(line + "\n", style)
+        out.append(shown(line) + "\n", style)
     return out
 
 
@@ -299,7 +300,7 @@ class ManualScreen(Screen[None]):
         self.query_one("#manual-info", Static).update(summary(self.data, self.version))
         viewer = self.query_one("#manual-view", MarkdownViewer)
         viewer.border_title = f"manual v{manual.version}" if manual else "manual"
-        await viewer.document.update(manual.markdown if manual else NO_MANUAL)
+        await viewer.document.update(shown(manual.markdown) if manual else NO_MANUAL)
         if self.diffing:
             self._diff(manual.version if manual else 0)
         self._show_diff(self.diffing)
@@ -392,7 +393,7 @@ class ManualScreen(Screen[None]):
     def _select_rule(self, rule_id: str) -> None:
         ids = [r.id for r in self.data.rules]
         if rule_id not in ids:
-            self.notify(f"{rule_id} was deleted", severity="warning")
+            self.notify(f"{rule_id} was deleted", severity="warning", markup=False)
             return
         self.rule_table.move_cursor(row=ids.index(rule_id))
         self.rule_table.focus()
@@ -407,7 +408,9 @@ class ManualScreen(Screen[None]):
         if found:
             self.post_message(OpenTrajectory(episode_id, step))
         else:
-            self.notify(f"episode {episode_id} is not in this database", severity="warning")
+            self.notify(
+                f"episode {episode_id} is not in this database", severity="warning", markup=False
+            )
 
     # -- formulating and building -----------------------------------------------------------
 

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
+from tui.escapes import shown
 from tui.screens.help import Help
 from workbench.analyze.scopes import AnalysisScope
 
@@ -31,7 +32,9 @@ HELP = Help(
 def scope_option(scope: AnalysisScope) -> Option:
     """One scope's line: its name, the failures it covers, and what it is."""
     failures = "" if scope.failures is None else f" · {scope.failures} failures"
-    prompt = Text.assemble((scope.label, "bold"), failures, "  ", (scope.description, "dim"))
+    prompt = Text.assemble(
+        (shown(scope.label), "bold"), failures, "  ", (shown(scope.description), "dim")
+    )
     return Option(prompt, id=scope.label)
 
 

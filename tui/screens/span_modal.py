@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Label, RadioButton, RadioSet
 
 from store import Span
 from tui.data import SPAN_KINDS
+from tui.escapes import shown
 from tui.screens.help import Help
 
 KIND_HINTS = {
@@ -56,7 +57,7 @@ class SpanModal(ModalScreen[Span | None]):
         verb = "Edit span" if span.id is not None else "New span"
         with Vertical(id="span-dialog"):
             yield Label(
-                Text(f"{verb} · steps {span.start}–{span.end} · {span.episode_id}"),
+                Text(f"{verb} · steps {span.start}–{span.end} · {shown(span.episode_id)}"),
                 id="span-title",
             )
             yield Label("kind", classes="field-label")

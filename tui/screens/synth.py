@@ -28,6 +28,7 @@ from store import Episode, EpisodeFilter, SynthExample
 from store.synth import SYNTH_WORKSPACE, SynthTask
 from tui.cells import mark, outcome_badge, plural
 from tui.data import Session, StorePool
+from tui.escapes import shown
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -182,14 +183,14 @@ def example_view(detail: ExampleDetail) -> Group:
     example = detail.example
     title = Text.assemble((f"example {example.id}", "bold"), f" · {example.kind} · ")
     title.append_text(verdict_text(example.verdict))
-    parts = [title, Text(" ".join(example.instruction.split()), "bold italic")]
+    parts = [title, Text(shown(" ".join(example.instruction.split())), "bold italic")]
     if example.reason:
-        parts.append(Text(f"rejected: {example.reason}", "yellow"))
+        parts.append(Text(f"rejected: {shown(example.reason)}", "yellow"))
     parts += [Text(""), _rows(detail.provenance()), Text(""), Text("checks", "bold")]
     checks = _table(narrow=2)
     for name, found, passed in detail.checks():
         verdict = mark(passed, "✓", "✗") if passed is not None else Text("·")
-        checks.add_row(Text(name), verdict, Text(found))  # Text: never read as markup
+        checks.add_row(Text(name), verdict, Text(shown(found)))  # Text: never read as markup
     parts += [checks if detail.checks() else Text("not filtered yet", "dim"), Text("")]
     parts.append(Text(f"span · {plural(len(example.actions), 'action')}", "bold"))
     parts.append(_span(detail))
@@ -210,21 +211,22 @@ def _table(narrow: int = 1) -> Table:
 def _rows(rows: list[tuple[str, str]]) -> Table:
     table = _table()
     for name, value in rows:
-        table.add_row(Text(name), Text(value))
+        table.add_row(Text(name), Text(shown(value)))
     return table
 
 
 def _span(detail: ExampleDetail) -> Table | Text:
     if not detail.steps:  # the episode is gone: the example's own record
         steps = zip(detail.example.actions, detail.example.observations, strict=False)
-        return Text("\n".join(f"> {a}\n  {' '.join(o.split())}" for a, o in steps))
+        return Text(shown("\n".join(f"> {a}\n  {' '.join(o.split())}" for a, o in steps)))
     table = _table()
     for span_step in detail.steps:
         step = span_step.step
-        said = Text(f"> {step.action}", "bold cyan")
-        said.append("\n" + " ".join(step.observation.split()), "")
+        action = shown(step.action)
+        said = Text(f"> {action}", "bold cyan")
+        said.append("\n" + shown(" ".join(step.observation.split())), "")
         if span_step.trimmed:
-            said = Text.assemble((f"> {step.action}", "dim strike"), ("  trimmed: a repeat", "dim"))
+            said = Text.assemble((f"> {action}", "dim strike"), ("  trimmed: a repeat", "dim"))
         table.add_row(Text(str(step.index)), said)
     return table
 
@@ -427,8 +429,8 @@ class SynthScreen(Screen[None]):
         if examples:
             wanted = current.id if current else None
             table.move_cursor(row=ids.index(wanted) if wanted in ids else 0, animate=False)
-        shown = f" · {verdict}" if verdict else ""
-        table.border_title = f"examples · {len(examples)}{shown}"
+        which = f" · {verdict}" if verdict else ""
+        table.border_title = f"examples · {len(examples)}{which}"
         table.border_subtitle = (
             "no example yet: b constructs them" if played and not played.n_examples else ""
         )

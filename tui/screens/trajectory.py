@@ -24,6 +24,7 @@ from textual.widgets import Header, Static
 from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, SynthExample, Task
 from tui.cells import outcome_badge
 from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
+from tui.escapes import shown
 from tui.navigation import OpenCompare
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -59,17 +60,19 @@ def episode_header(episode: Episode, task: Task | None) -> Text:
     """Lines about an episode: outcome, ids and counts; its evaluator message; its task."""
     line = outcome_badge(episode)
     line.append(" ")
-    line.append(episode.id, "bold")
-    line.append(f"  {episode.task_id}  family {episode.family or '–'}  agent {episode.agent}")
+    line.append(shown(episode.id), "bold")
+    line.append(
+        shown(f"  {episode.task_id}  family {episode.family or '–'}  agent {episode.agent}")
+    )
     line.append(f"  {episode.n_steps} steps", "bold")
     if episode.outcome.score is not None:
         line.append(f"  score {episode.outcome.score:g}")
     if episode.outcome.message:
         line.append("\n")
-        line.append(episode.outcome.message.splitlines()[0], "italic")
+        line.append(shown(episode.outcome.message.splitlines()[0]), "italic")
     if task is not None and task.instruction:
         line.append("\n")
-        line.append(" ".join(task.instruction.split()), "dim")
+        line.append(shown(" ".join(task.instruction.split())), "dim")
     if task is not None:
         line.append_text(reference_lines(task))
     return line
@@ -81,12 +84,12 @@ def reference_lines(task: Task) -> Text:
     actions = task.metadata.get("reference_actions")
     if isinstance(actions, list) and actions:
         text.append("\nexpected: ", "bold")
-        text.append(" → ".join(str(a) for a in actions), "dim")
+        text.append(shown(" → ".join(str(a) for a in actions)), "dim")
     reference = task.metadata.get("reference")
     if reference:
-        shown = reference if isinstance(reference, str) else json.dumps(reference)
+        reference_text = reference if isinstance(reference, str) else json.dumps(reference)
         text.append("\nreference: ", "bold")
-        text.append(" ".join(shown.split())[:300], "dim")
+        text.append(shown(" ".join(reference_text.split())[:300]), "dim")
     return text
 
 

@@ -10,6 +10,7 @@ from textual.widgets import Label, Select
 
 from store import EpisodeFilter
 from tui.data import OUTCOMES, FilterChoices
+from tui.escapes import shown
 
 FIELDS = ("outcome", "family", "agent", "batch", "split")
 
@@ -45,7 +46,7 @@ class FilterBar(Horizontal):
             yield Label(f"{name}:")
             values = list(OUTCOMES) if name == "outcome" else getattr(self._choices, name)
             yield Select(
-                [(Text(value), value) for value in values],
+                [(Text(shown(value)), value) for value in values],
                 prompt="all",
                 compact=True,
                 id=f"filter-{name}",
@@ -70,7 +71,7 @@ class FilterBar(Horizontal):
             select = self.query_one(f"#filter-{name}", Select)
             current = select.value
             with self.prevent(Select.Changed):
-                select.set_options([(Text(value), value) for value in values])
+                select.set_options([(Text(shown(value)), value) for value in values])
                 if current in values:
                     select.value = current
         self._choices = choices

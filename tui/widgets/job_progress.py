@@ -7,10 +7,13 @@ thread-safe) and the bar updates itself from them on the UI thread.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Label, ProgressBar
+
+from tui.escapes import shown
 
 
 class JobProgress(Horizontal):
@@ -64,13 +67,13 @@ class JobProgress(Horizontal):
     def on_job_progress_started(self, event: Started) -> None:
         event.stop()
         self.add_class("-shown")
-        self.query_one("#job-label", Label).update(event.description)
+        self.query_one("#job-label", Label).update(Text(shown(event.description)))
         self.query_one(ProgressBar).update(total=event.total, progress=0)
 
     def on_job_progress_advanced(self, event: Advanced) -> None:
         event.stop()
         if event.description is not None:
-            self.query_one("#job-label", Label).update(event.description)
+            self.query_one("#job-label", Label).update(Text(shown(event.description)))
         self.query_one(ProgressBar).advance(event.amount)
 
     def on_job_progress_finished(self, event: Finished) -> None:

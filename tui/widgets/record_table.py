@@ -16,6 +16,8 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 
+from tui.escapes import escaped
+
 MAX_ID = 64
 """The widest an identifier column gets (a longer id is cut with an ellipsis)."""
 MIN_TEXT = 20
@@ -43,7 +45,7 @@ class Column:
     @property
     def heading(self) -> Text:
         label = self.key if self.label is None else self.label
-        return label if isinstance(label, Text) else Text(label)
+        return escaped(label if isinstance(label, Text) else Text(label))
 
 
 class Whole(Text):
@@ -137,7 +139,8 @@ class RecordTable(DataTable[Text]):
     stay; the row under the cursor is not announced again).
 
     Rows are given whole, as :class:`~rich.text.Text` (a str would be read as markup), through
-    :meth:`set_rows` and :meth:`append_rows`; the table cuts them.
+    :meth:`set_rows` and :meth:`append_rows`; the table cuts them, and shows their control
+    characters as ``\\xNN`` (:func:`~tui.escapes.escaped`).
 
     Args:
         columns: the table's columns.
@@ -201,7 +204,8 @@ class RecordTable(DataTable[Text]):
             self._add(new)
 
     def _cells(self, row: Sequence[Text]) -> list[Text]:
-        return list(row) if self.wrap else [_one_line(cell) for cell in row]
+        cells = [escaped(cell) for cell in row]  # stored text: its control characters shown
+        return cells if self.wrap else [_one_line(cell) for cell in cells]
 
     def _add(self, rows: list[Row]) -> None:
         for cells, key in rows:

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from store import EpisodeFilter, GroupStats
+from tui.escapes import shown
 
 
 def describe(where: EpisodeFilter) -> str:
@@ -46,5 +47,5 @@ class RunSummary(Static):
             rate = summary.success_rate
             line.append("  success rate ")
             line.append("–" if rate is None else f"{rate:.1%}", "bold")
-        line.append(f"   [{describe(where)}]", "dim")
+        line.append(f"   [{shown(describe(where))}]", "dim")
         self.update(line)

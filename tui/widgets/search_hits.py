@@ -19,6 +19,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from store import SearchHit
+from tui.escapes import shown
 from tui.widgets.record_table import id_width
 
 GAP = "  "
@@ -27,7 +28,7 @@ GAP = "  "
 
 def hit_ids(hit: SearchHit) -> tuple[str, str, str]:
     """What identifies a hit: its episode, step and kind."""
-    return hit.episode_id, f"step {hit.index}", hit.kind
+    return shown(hit.episode_id), f"step {hit.index}", hit.kind
 
 
 def hit_widths(hits: Sequence[SearchHit]) -> list[int]:
@@ -45,7 +46,7 @@ def hit_prompt(hit: SearchHit, widths: Sequence[int] = (24, 10, 11)) -> Text:
         cell.truncate(width, overflow="ellipsis", pad=True)
         line.append_text(cell)
         line.append(GAP)
-    snippet = " ".join(hit.snippet.split())
+    snippet = shown(" ".join(hit.snippet.split()))
     position = 0
     while (start := snippet.find("[", position)) >= 0 and (end := snippet.find("]", start)) >= 0:
         line.append(snippet[position:start])

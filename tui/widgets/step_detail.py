@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from store import Span, Step, SynthExample
+from tui.escapes import shown
 
 COLLAPSED_LINES = 12
 """Lines of a long text shown until the detail is expanded."""
@@ -140,16 +141,16 @@ class StepDetail(VerticalScroll, can_focus=False):
             line.append(f"{span.kind} ", self._style(span.kind))
             line.append(f"{span.start}–{span.end}")
             if span.label:
-                line.append(f"  {span.label}", "bold")
+                line.append(f"  {shown(span.label)}", "bold")
             if span.note:
-                line.append(f"  {span.note}", self._style("muted"))
+                line.append(f"  {shown(span.note)}", self._style("muted"))
             parts.append(line)
         for example in self.examples:
             line = Text("■ ", self._style("example"))
             line.append(f"example {example.id} ", self._style("example"))
             line.append(f"{example.start}–{example.end}")
             line.append(f"  {example.kind} · {example.verdict}", self._style("muted"))
-            line.append(f"  {' '.join(example.instruction.split())}", "bold")
+            line.append(f"  {shown(' '.join(example.instruction.split()))}", "bold")
             parts.append(line)
         for heading, value in (
             ("content", step.content),
@@ -159,15 +160,16 @@ class StepDetail(VerticalScroll, can_focus=False):
             (self._result_heading(), self.result.observation if self.result else ""),
         ):
             if value:
-                shown, more = self._clip(value)
-                parts += [Text(""), Text(heading, self._style("heading")), Text(shown)]
+                visible, more = self._clip(value)
+                parts += [Text(""), Text(heading, self._style("heading")), Text(shown(visible))]
                 if more:
                     parts.append(Text(f"… {more} — press e to expand", self._style("muted")))
         if step.tool_name or step.tool_call_id:
-            parts += [Text(""), Text(f"tool {step.tool_name} {step.tool_call_id}".rstrip())]
+            tool = shown(f"tool {step.tool_name} {step.tool_call_id}".rstrip())
+            parts += [Text(""), Text(tool)]
         if self.show_raw:
             raw = json.dumps(step.raw, indent=2, ensure_ascii=False, default=str)
-            parts += [Text(""), Text("raw record", self._style("heading")), Text(raw)]
+            parts += [Text(""), Text("raw record", self._style("heading")), Text(shown(raw))]
         elif step.raw is not None:
             parts += [Text(""), Text("r shows the raw record", self._style("muted"))]
         return Group(*parts)
@@ -177,7 +179,7 @@ class StepDetail(VerticalScroll, can_focus=False):
 
     def _title(self, step: Step) -> Text:
         title = Text(f"step {step.index}", self._style("title"))
-        title.append(f" · {step.kind} · {step.role}", self._style("muted"))
+        title.append(shown(f" · {step.kind} · {step.role}"), self._style("muted"))
         if step.reward is not None:
             title.append(f" · reward {step.reward:+g}", self._style("muted"))
         if step.timestamp is not None:

@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from store import Span, Step, SynthExample
+from tui.escapes import shown
 
 PAGE = 50
 """Rows are requested in aligned pages of this many steps."""
@@ -73,7 +74,7 @@ class StepRow:
     def of(cls, step: Step) -> StepRow:
         text = step.action or step.content or step.observation or step.thought or step.tool_name
         first = next((line for line in text.splitlines() if line.strip()), "")
-        return cls(step.index, step.kind, first.strip(), step.reward)
+        return cls(step.index, step.kind, shown(first.strip()), step.reward)
 
 
 class StepList(ScrollView, can_focus=True):
