@@ -98,7 +98,32 @@ async def test_versions_gate_checks_ledger_and_contract(repo_db):
         assert "procedure 1. open door to {1}" in lines and "2. go to {1}" in lines
         assert "recovery look around and try the next door" in lines
         assert "inputs {1}" in lines and "gate cases 1 probe" in lines
-        assert any(line.startswith('form {"id": "open-door-before-go-boil"') for line in lines)
+        form = lines[lines.index("executable form") + 1 :]
+        assert form[:2] == ["when_action go to (.+)", "when_evidence The door is not open"]
+        assert "steps 1. open door to {1}" in form and "until You move to the {1}" in form
+
+
+async def test_the_contract_shows_the_form_as_the_agent_runs_it(tmp_path):
+    """A compiled contract stores its form with placeholders for its name and description
+    (the engine names the form after the artifact when it runs it): the view shows the
+    artifact's own, never the placeholders."""
+    db = tmp_path / "workbench.db"
+    for args in (["import", str(TAU)], ["analyze"], ["compile"]):
+        done = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+    with Store(db) as store:
+        (version,) = store.versions()
+    assert version.contract["form"]["id"] == "x"  # the stored placeholder
+    app = make_app(db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_repository(pilot)
+        text = contract(screen)
+        lines = [" ".join(line.split()) for line in text.splitlines()]
+        assert lines[0] == f"{version.artifact} v1"
+        assert " ".join(version.contract["description"].split()) in " ".join(lines)
+        form = " ".join(lines[lines.index("executable form") + 1 :])
+        assert "when_action (?s:" in form and "response veto" in form
+        assert '"x"' not in text and '"description": ""' not in text
 
 
 async def test_enter_on_a_ledger_case_opens_the_replayed_episode(repo_db):

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -27,6 +28,7 @@ from textual.widgets import DataTable, Header, Static
 from store import ArtifactVersion, Gate, LedgerEntry, Store
 from tui.cells import mark, plural, status_text
 from tui.data import Session
+from tui.escapes import shown
 from tui.navigation import OpenTrajectory
 from tui.screens.help import Help
 from tui.threads import deliver
@@ -35,6 +37,7 @@ from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.admit.evidence import recorded_only
 from workbench.admit.repository import Admission, admit
+from workbench.compile.contracts import CONTRACT, form_of
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -83,8 +86,11 @@ CHANGE_STYLES = {"fixed": "bold green", "regressed": "bold red", "same": "", "pe
 
 SHOWN_APART = ("kind", "name", "description", "form", "positive", "negative", "probes")
 """Contract keys the contract view shows in its own way (the rest are listed as they are)."""
-NUMBERED = ("procedure",)
-"""Contract lists whose order matters."""
+NUMBERED = ("procedure", "steps", "loop")
+"""Contract and form lists whose order matters."""
+FORM_SHOWN_APART = ("kind", "id", "description")
+"""Form keys the view shows as the contract's own (its kind, the artifact's name and
+description)."""
 
 
 @dataclass(frozen=True)
@@ -184,15 +190,25 @@ def ledger_cells(entry: LedgerEntry) -> list[Text]:
     ]
 
 
+def executable_form(contract: dict[str, Any]) -> dict[str, Any]:
+    """The form the agent runs, as the engine makes it from the contract: named after the
+    artifact and described by it (:func:`~workbench.compile.contracts.form_of`; the stored
+    form holds placeholders there). The stored form when the contract does not parse."""
+    try:
+        return form_of(CONTRACT.validate_python(contract)).model_dump(mode="json")
+    except ValidationError:
+        form = contract.get("form")
+        return dict(form) if isinstance(form, dict) else {}
+
+
 def contract_view(version: ArtifactVersion) -> Group:
-    """The version's contract: its description, its type's slots, its checks' cases."""
+    """The version's contract: its description, its type's slots, its checks' cases, and the
+    executable form the agent runs."""
     contract = version.contract
     origin = f"{version.kind} · {version.origin}"
     origin += f" from spec {version.spec_id}" if version.spec_id is not None else ""
     origin += f" · revises version {version.parent}" if version.parent is not None else ""
-    table = Table(box=None, show_header=False, padding=(0, 1, 0, 0), expand=True)
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column(ratio=1)
+    table = _table()
     for key, value in contract.items():
         if key not in SHOWN_APART:
             table.add_row(key, _value(value, numbered=key in NUMBERED))
@@ -205,24 +221,38 @@ def contract_view(version: ArtifactVersion) -> Group:
     ]
     if cases:
         table.add_row("gate cases", ", ".join(cases))
-    table.add_row("form", Text(json.dumps(contract.get("form"), ensure_ascii=False), "dim"))
+    form = _table()
+    for key, value in executable_form(contract).items():
+        if key not in FORM_SHOWN_APART and value not in ("", [], {}, None):
+            form.add_row(key, _value(value, numbered=key in NUMBERED))
     return Group(
-        Text(f"{version.artifact} v{version.version}", "bold"),
+        Text(shown(f"{version.artifact} v{version.version}"), "bold"),
         Text(origin, "dim"),
-        Text(str(contract.get("description", "")), "italic"),
+        Text(shown(str(contract.get("description", ""))), "italic"),
         Text(""),
         table,
+        Text(""),
+        Text("executable form", "bold"),
+        form,
     )
+
+
+def _table() -> Table:
+    """Two borderless columns: a bold name, and its value taking the rest."""
+    table = Table(box=None, show_header=False, padding=(0, 1, 0, 0), expand=True)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(ratio=1)
+    return table
 
 
 def _value(value: Any, numbered: bool = False) -> Text:
     if isinstance(value, list) and numbered:
-        return Text("\n".join(f"{i}. {v}" for i, v in enumerate(value, start=1)) or "–")
+        return Text(shown("\n".join(f"{i}. {v}" for i, v in enumerate(value, start=1))) or "–")
     if isinstance(value, list):
-        return Text(", ".join(map(str, value)) or "–")
+        return Text(shown(", ".join(map(str, value))) or "–")
     if isinstance(value, dict):
-        return Text(json.dumps(value, ensure_ascii=False), "dim")
-    return Text(str(value) or "–")
+        return Text(shown(json.dumps(value, ensure_ascii=False)), "dim")
+    return Text(shown(str(value)) or "–")
 
 
 class RepositoryScreen(Screen[None]):
@@ -348,6 +378,7 @@ class RepositoryScreen(Screen[None]):
         self.gate_table.set_rows(gate_rows(version) if version else [])
         view = self.query_one("#contract-text", Static)
         view.update(contract_view(version) if version else "")
+        self.query_one("#contract-view").scroll_home(animate=False, immediate=True)
         ledger = self.ledger_table
         ledger.set_rows(map(ledger_cells, self.ledger), [entry.case for entry in self.ledger])
         if version is not None and version.replay_gate is not None:
