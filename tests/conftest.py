@@ -3,6 +3,7 @@ model client on it."""
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,21 @@ pytest_plugins = ("tests.synthesized",)
 settings.register_profile("workbench", deadline=None)
 settings.load_profile("workbench")
 """No hypothesis deadline anywhere: examples touch SQLite files, and a loaded machine is slow."""
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Collect the session's garbage now and freeze what survives, before a pytest-xdist
+    worker reports that it has finished.
+
+    After that report the controller ends the worker through execnet, which waits 5 s, then
+    sends the worker a SIGINT (and kills it 10 s later), while pytest's own last cleanup runs
+    five full collections to flush unraisable exceptions. Over a whole session's heap on a
+    loaded machine those took longer than 5 s, and the SIGINT's ``KeyboardInterrupt`` was
+    raised in the only Python code a collection runs — hypothesis's gc callback — printing a
+    traceback at the end of the run. Frozen objects are not scanned again, so those
+    collections are quick; what this collection finds unraisable still reaches pytest."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture
