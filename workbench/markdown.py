@@ -144,9 +144,11 @@ def read_front_matter(text: str) -> dict[str, Any]:
     return values
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file renamed into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_atomically(path: Path, text: str, *, parents: bool = True) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed into place, making its
+    missing folders (with ``parents=False``, a missing folder is an ``OSError``)."""
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:

@@ -198,10 +198,10 @@ def export(store: Store, out: Path, version: int | None = None) -> Manual:
 
     Raises:
         ManualError: no such manual.
-        OSError: the file cannot be written.
+        OSError: the file cannot be written (its folder is missing, say).
     """
     manual = manual_version(store, version)
-    write_atomically(out, shown(manual.markdown))
+    write_atomically(out, shown(manual.markdown), parents=False)
     return manual
 
 
