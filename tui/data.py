@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, get_args
 
-from store import EpisodeFilter, ListedEpisode, Step, Store
+from store import CutStep, EpisodeFilter, ListedEpisode, Step, Store
 from store.db import OutcomeFilter
 from store.locks import LockWaitHook
 from store.records import Split
@@ -47,6 +47,11 @@ __all__ = [
 
 OUTCOMES: tuple[str, ...] = get_args(OutcomeFilter)
 SPLITS: tuple[str, ...] = get_args(Split)
+
+FIND_CHARS = 100_000
+"""Characters of each text of a step that :func:`find_step` looks in: a text of hundreds of
+megabytes is searched no further than it can be paged through in the detail, and finding
+never reads more than this of it (:meth:`~store.Store.cut_steps`)."""
 
 
 class StorePool:
@@ -198,7 +203,8 @@ def find_step(
     forward: bool = True,
     chunk: int = 500,
 ) -> int | None:
-    """The next step (wrapping around) whose text contains ``query``, ignoring case.
+    """The next step (wrapping around) whose text contains ``query``, ignoring case, in the
+    first :data:`FIND_CHARS` characters of each text.
 
     Reads the episode a range of ``chunk`` steps at a time, starting next to ``after``, and
     stops at the first match, so finding a nearby step in a long episode reads little.
@@ -208,10 +214,10 @@ def find_step(
         return None
     order = _wrapped_ranges(n_steps, after, forward, chunk)
     for start, stop in order:
-        steps = store.steps(episode_id, start, stop)
-        for step in steps if forward else reversed(steps):
-            if needle in step_text(step).casefold():
-                return step.index
+        steps: list[CutStep] = store.cut_steps(episode_id, start, stop, FIND_CHARS)
+        for cut in steps if forward else reversed(steps):
+            if needle in step_text(cut.step).casefold():
+                return cut.step.index
     return None
 
 

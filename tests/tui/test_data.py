@@ -6,9 +6,10 @@ import threading
 
 import pytest
 
-from store import EpisodeFilter, Span, Store
+from store import Episode, EpisodeFilter, Outcome, Span, Step, Store
 from tests.tui.conftest import LONG_ID, LONG_STEPS
 from tui.data import (
+    FIND_CHARS,
     SpanHistory,
     StorePool,
     _wrapped_ranges,
@@ -79,13 +80,14 @@ def test_wrapped_ranges_visit_every_step_once_from_next_to_after(n, after, forwa
 
 def test_find_step_reads_ranges_and_ignores_case(db, monkeypatch):
     calls = []
-    original = db.steps
+    original = db.cut_steps
 
-    def counting(episode_id, start=0, stop=None):
+    def counting(episode_id, start=0, stop=None, chars=4000):
         calls.append((start, stop))
-        return original(episode_id, start, stop)
+        assert chars == FIND_CHARS
+        return original(episode_id, start, stop, chars)
 
-    monkeypatch.setattr(db, "steps", counting)
+    monkeypatch.setattr(db, "cut_steps", counting)
     assert find_step(db, LONG_ID, LONG_STEPS, "CELSIUS", after=0) == 2
     assert calls == [(1, 501)]  # found in the first range: nothing more read
     assert find_step(db, LONG_ID, LONG_STEPS, "the end is near", after=LONG_STEPS - 1) == 9999
@@ -93,6 +95,24 @@ def test_find_step_reads_ranges_and_ignores_case(db, monkeypatch):
     assert find_step(db, LONG_ID, LONG_STEPS, "absent words", after=0) is None
     assert all(stop - start <= 500 for start, stop in calls)
     assert find_step(db, LONG_ID, LONG_STEPS, "", after=0) is None
+
+
+def test_find_step_looks_in_the_first_characters_of_a_long_text(db):
+    text = "quokka " + "." * FIND_CHARS + " wombat"
+    db.add_episode(
+        Episode(
+            id="long-text",
+            task_id="scienceworld:boil:0",
+            batch_id="demo-train",
+            outcome=Outcome(success=False),
+        ),
+        [
+            Step(episode_id="long-text", index=0, kind="action", action="look"),
+            Step(episode_id="long-text", index=1, kind="observation", observation=text),
+        ],
+    )
+    assert find_step(db, "long-text", 2, "QUOKKA", after=0) == 1
+    assert find_step(db, "long-text", 2, "wombat", after=0) is None  # past FIND_CHARS
 
 
 def test_position_and_neighbours_follow_the_failures_first_order(db):

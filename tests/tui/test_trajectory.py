@@ -7,12 +7,12 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import EpisodeFilter, Store
+from store import Episode, EpisodeFilter, Outcome, Step, Store
 from tests.tui.conftest import LONG_ID, LONG_STEPS, SIZE, settle
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.screens.trajectory import TrajectoryScreen
-from tui.widgets.step_detail import COLLAPSED_LINES
+from tui.widgets.step_detail import COLLAPSED_CHARS, COLLAPSED_LINES, WINDOW
 from tui.widgets.step_list import KEEP_PAGES, PAGE, first_steps, wanted_pages
 from workbench.ingest import import_paths
 
@@ -103,6 +103,61 @@ async def test_raw_record_that_shares_the_observation_is_shown_verbatim(tmp_path
         await pilot.press("r")
         await pilot.pause()
         assert json.dumps(messages[2], indent=2) in screen.detail.text
+
+
+TOOL_OUTPUT = "".join(f"{i:07d} {'of a tool run':<31}\n" for i in range(500_000))
+"""A 20,000,000-character observation."""
+
+
+async def test_a_20_mb_text_is_read_and_shown_a_window_at_a_time(app):
+    with Store(app.db_path) as store:
+        store.add_episode(
+            Episode(
+                id="huge",
+                task_id="scienceworld:boil:0",
+                batch_id="demo-train",
+                outcome=Outcome(success=False),
+            ),
+            [
+                Step(episode_id="huge", index=0, kind="action", action="cat log.txt"),
+                Step(episode_id="huge", index=1, kind="observation", observation=TOOL_OUTPUT),
+                Step(episode_id="huge", index=2, kind="action", action="wait"),
+            ],
+        )
+    length = f"{len(TOOL_OUTPUT):,}"
+    assert length == "20,000,000"
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_episode(pilot, "huge", 1)
+        detail = screen.detail
+        # collapsed: the first lines, and how long the text is
+        first = "\n".join(TOOL_OUTPUT[:COLLAPSED_CHARS].splitlines()[:COLLAPSED_LINES])
+        assert f"observation ({length} characters; showing 1–{len(first):,})" in detail.text
+        assert first in detail.text and "… e expands it · ] pages through it" in detail.text
+        await pilot.press("e")
+        await settle(pilot)
+        assert f"observation ({length} characters; showing 1–{WINDOW:,})" in detail.text
+        assert TOOL_OUTPUT[:WINDOW] in detail.text
+        assert f"… ] next {WINDOW:,} characters" in detail.text
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(pilot)
+        shown = f"showing {2 * WINDOW + 1:,}–{3 * WINDOW:,}"
+        assert f"observation ({length} characters; {shown})" in detail.text
+        assert TOOL_OUTPUT[2 * WINDOW : 3 * WINDOW] in detail.text
+        assert "… ] next 4,000 characters · [ previous" in detail.text
+        # what was read and drawn: a window of the text, never more
+        assert [len(w.text) for w in detail.windows] == [WINDOW]
+        assert all(
+            len(getattr(cut.step, field)) <= WINDOW
+            for cut in screen._steps.values()
+            for field in ("content", "thought", "action", "observation")
+        )
+        assert len(detail.text) < WINDOW + 500
+        await pilot.press("left_square_bracket")
+        await settle(pilot)
+        assert TOOL_OUTPUT[WINDOW : 2 * WINDOW] in detail.text
+        await pilot.press("h", "l")  # away and back: the text starts over
+        await settle(pilot)
+        assert TOOL_OUTPUT[:WINDOW] in detail.text and screen.step_list.cursor == 1
 
 
 async def test_H_and_L_move_between_trajectories_of_the_filter(app):

@@ -13,7 +13,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from store import Episode, EpisodeFilter, Step
+from store import CutStep, Episode, EpisodeFilter, Store
 from tui.cells import outcome_badge
 from tui.data import Session
 from tui.escapes import shown
@@ -22,7 +22,7 @@ from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.alignment_table import LEGEND, AlignmentTable
 from tui.widgets.key_footer import KeyFooter
-from tui.widgets.step_detail import StepDetail
+from tui.widgets.step_detail import WINDOW, StepDetail
 from workbench.compare import Comparison, Pair, compare_episodes, contrast_for
 
 HELP = Help(
@@ -67,6 +67,14 @@ def comparison_header(comparison: Comparison) -> Text:
 
 def _step(index: int | None) -> str:
     return "–" if index is None else str(index)
+
+
+def _cut_step(store: Store, episode_id: str, index: int | None) -> CutStep | None:
+    """Step ``index`` of an episode, its texts cut to what the detail shows."""
+    if index is None:
+        return None
+    found = store.cut_steps(episode_id, index, index + 1, WINDOW)
+    return found[0] if found else None
 
 
 class CompareScreen(Screen[None]):
@@ -160,17 +168,11 @@ class CompareScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="compare-pair")
     def _load_pair(self, comparison: Comparison, pair: Pair) -> None:
         with self.session.pool.store() as store:
-            failed = (
-                store.step(comparison.failed.id, pair.failed) if pair.failed is not None else None
-            )
-            success = (
-                store.step(comparison.success.id, pair.success)
-                if pair.success is not None
-                else None
-            )
+            failed = _cut_step(store, comparison.failed.id, pair.failed)
+            success = _cut_step(store, comparison.success.id, pair.success)
         deliver(self, self._pair_loaded, pair, failed, success)
 
-    def _pair_loaded(self, pair: Pair, failed: Step | None, success: Step | None) -> None:
+    def _pair_loaded(self, pair: Pair, failed: CutStep | None, success: CutStep | None) -> None:
         if self.comparison is None:
             return
         for selector, index, step, episode in (

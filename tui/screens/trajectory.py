@@ -21,16 +21,24 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Header, Static
 
-from store import Episode, EpisodeFilter, ListedEpisode, Span, Step, SynthExample, Task
+from store import CutStep, Episode, EpisodeFilter, ListedEpisode, Span, SynthExample, Task
 from tui.cells import outcome_badge
-from tui.data import ChangeKind, Session, SpanHistory, find_step, neighbour, spans_at
+from tui.data import (
+    FIND_CHARS,
+    ChangeKind,
+    Session,
+    SpanHistory,
+    find_step,
+    neighbour,
+    spans_at,
+)
 from tui.escapes import shown
 from tui.navigation import OpenCompare
 from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.find_bar import FindBar
 from tui.widgets.key_footer import KeyFooter
-from tui.widgets.step_detail import StepDetail
+from tui.widgets.step_detail import WINDOW, StepDetail
 from tui.widgets.step_list import StepList, first_steps
 
 HELP = Help(
@@ -41,9 +49,13 @@ HELP = Help(
         ("0 $", "first / last step"),
         ("j k", "scroll the detail down / up"),
         ("e", "expand long texts (or collapse them again)"),
+        ("] [", f"next / previous {WINDOW:,} characters of a text longer than that"),
         ("r", "show the step's raw record"),
         ("H L", "previous / next trajectory in the Runs filter"),
-        ("/", "find text in this trajectory (any case)"),
+        (
+            "/",
+            f"find text in this trajectory (any case; each text's first {FIND_CHARS:,} characters)",
+        ),
         ("n N", "next / previous match"),
         ("v", "start marking a span here; move with h l"),
         ("enter", "finish the span: choose kind, label and note"),
@@ -93,8 +105,9 @@ def reference_lines(task: Task) -> Text:
     return text
 
 
-def result_of(steps: dict[int, Step], step: Step | None) -> Step | None:
-    """The loaded tool result answering ``step``'s tool call, if any."""
+def result_of(steps: dict[int, CutStep], cut: CutStep | None) -> CutStep | None:
+    """The loaded tool result answering ``cut``'s tool call, if any."""
+    step = cut.step if cut else None
     if step is None or step.kind != "tool_call" or not step.tool_call_id:
         return None
     later = sorted(i for i in steps if i > step.index)
@@ -102,7 +115,8 @@ def result_of(steps: dict[int, Step], step: Step | None) -> Step | None:
         (
             steps[i]
             for i in later
-            if steps[i].kind == "tool_result" and steps[i].tool_call_id == step.tool_call_id
+            if steps[i].step.kind == "tool_result"
+            and steps[i].step.tool_call_id == step.tool_call_id
         ),
         None,
     )
@@ -126,6 +140,8 @@ class TrajectoryScreen(Screen[str]):
         Binding("n", "find_next(1)", "Next match", show=False),
         Binding("N", "find_next(-1)", "Prev match", show=False),
         Binding("e", "expand", "Expand", show=False),
+        Binding("right_square_bracket", "page_text(1)", "Next window", show=False),
+        Binding("left_square_bracket", "page_text(-1)", "Prev window", show=False),
         Binding("r", "raw", "Raw", show=False),
         Binding("v", "mark", "Mark span"),
         Binding("enter", "finish_mark", "Save span", show=False),
@@ -154,7 +170,8 @@ class TrajectoryScreen(Screen[str]):
         self.examples: list[SynthExample] = []
         """Synthesized examples cut from the episode (their spans are marked too)."""
         self.start = start
-        self._steps: dict[int, Step] = {}
+        self._steps: dict[int, CutStep] = {}
+        """Steps read around the cursor, each text cut to :data:`WINDOW` characters."""
         self._query = ""
         self._span_lock = threading.Lock()
         self.painted = asyncio.Event()
@@ -199,7 +216,7 @@ class TrajectoryScreen(Screen[str]):
             spans = store.spans(episode_id) if episode else []
             examples = store.synth_examples(episode_id=episode_id) if episode else []
             first = first_steps(start or 0, height, episode.n_steps) if episode else (0, 0)
-            steps = store.steps(episode_id, *first) if first[1] > first[0] else []
+            steps = store.cut_steps(episode_id, *first, WINDOW) if first[1] > first[0] else []
         deliver(
             self, self._episode_loaded, episode_id, episode, task, spans, start, steps, examples
         )
@@ -211,7 +228,7 @@ class TrajectoryScreen(Screen[str]):
         task: Task | None,
         spans: list[Span],
         start: int | None,
-        steps: list[Step],
+        steps: list[CutStep],
         examples: list[SynthExample],
     ) -> None:
         if episode_id != self.episode_id:
@@ -221,12 +238,12 @@ class TrajectoryScreen(Screen[str]):
             self.dismiss(None)
             return
         self.episode, self.episode_task, self.spans = episode, task, spans
-        self._steps = {step.index: step for step in steps}
+        self._steps = {cut.step.index: cut for cut in steps}
         self.query_one("#episode-info", Static).update(episode_header(episode, task))
         self.examples = examples
         self.step_list.set_spans(spans)
         self.step_list.set_examples(examples)
-        self.step_list.set_length(episode.n_steps, start or 0, steps)
+        self.step_list.set_length(episode.n_steps, start or 0, [cut.step for cut in steps])
         self.step_list.border_title = f"steps · {episode.n_steps}"
         if episode.n_steps == 0:
             self.detail.show(0, None, [], 0)
@@ -239,15 +256,15 @@ class TrajectoryScreen(Screen[str]):
     @work(thread=True, group="trajectory-steps")
     def _load_steps(self, episode_id: str, start: int, stop: int) -> None:
         with self.session.pool.store() as store:
-            steps = store.steps(episode_id, start, stop)
+            steps = store.cut_steps(episode_id, start, stop, WINDOW)
         deliver(self, self._steps_loaded, episode_id, start, stop, steps)
 
-    def _steps_loaded(self, episode_id: str, start: int, stop: int, steps: list[Step]) -> None:
+    def _steps_loaded(self, episode_id: str, start: int, stop: int, steps: list[CutStep]) -> None:
         if episode_id != self.episode_id:
             self.step_list.forget_request(start, stop)
             return
-        self.step_list.add_steps(steps)
-        self._steps.update((step.index, step) for step in steps)
+        self.step_list.add_steps([cut.step for cut in steps])
+        self._steps.update((cut.step.index, cut) for cut in steps)
         self._trim_steps()
         cursor = self.step_list.cursor
         if start <= cursor < stop:
@@ -264,14 +281,14 @@ class TrajectoryScreen(Screen[str]):
         self._show_detail(event.index)
 
     def _show_detail(self, index: int) -> None:
-        step = self._steps.get(index)
+        cut = self._steps.get(index)
         n_steps = self.episode.n_steps if self.episode else 0
         self.detail.show(
             index,
-            step,
+            cut,
             spans_at(self.spans, index),
             n_steps,
-            result_of(self._steps, step),
+            result_of(self._steps, cut),
             [e for e in self.examples if e.start <= index <= e.end],
         )
         self.detail.border_title = f"step {index} of {n_steps}"
@@ -281,7 +298,7 @@ class TrajectoryScreen(Screen[str]):
             if selection
             else ""
         )
-        if step is not None and not self.painted.is_set():
+        if cut is not None and not self.painted.is_set():
             self.painted.set()
 
     # -- moving -----------------------------------------------------------------------------
@@ -303,6 +320,28 @@ class TrajectoryScreen(Screen[str]):
 
     def action_expand(self) -> None:
         self.detail.expanded = not self.detail.expanded
+
+    def action_page_text(self, direction: int) -> None:
+        if self.detail.page(direction):
+            return
+        if self.detail.paged is None:
+            self.notify(f"no text of this step is longer than {WINDOW:,} characters", timeout=2)
+        else:
+            self.notify("this is the text's " + ("end" if direction > 0 else "start"), timeout=2)
+
+    @on(StepDetail.NeedText)
+    def _need_text(self, event: StepDetail.NeedText) -> None:
+        self._read_text(self.episode_id, event.index, event.field, event.start)
+
+    @work(thread=True, exclusive=True, group="trajectory-text")
+    def _read_text(self, episode_id: str, index: int, field: str, start: int) -> None:
+        with self.session.pool.store() as store:
+            text = store.step_text(episode_id, index, field, start, WINDOW)
+        deliver(self, self._text_read, episode_id, index, field, start, text)
+
+    def _text_read(self, episode_id: str, index: int, field: str, start: int, text: str) -> None:
+        if episode_id == self.episode_id:
+            self.detail.show_text(index, field, start, text)
 
     def action_raw(self) -> None:
         self.detail.show_raw = not self.detail.show_raw
