@@ -1,13 +1,16 @@
 """The Ray executor on a real Ray cluster started on 127.0.0.1 (``ray start --head``, two
 CPUs): it records the same episodes as the local pool, retries an episode whose worker was
 killed with no duplicate, ships the workers' model calls back to the driver's database, and a
-Ray address that answers nothing is one line."""
+Ray address that answers nothing is one line. On a Ray instance of its own (killing the
+cluster's raylet would end it for the tests after): a run whose raylet is killed stops in one
+line naming it, keeping the episodes it recorded."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -30,12 +33,14 @@ from workbench.executors import (
     LocalPool,
     RayExecutor,
     _Flight,
+    _Watch,
     forwarded_env,
     make_executor,
 )
 from workbench.runner import AgentSpec, EpisodeJob, PlannedEpisode, Played, RunConfig, run_batch
 
 RAY = Path(sys.executable).with_name("ray")
+WORKBENCH = Path(sys.executable).with_name("workbench")
 
 
 def _free_port() -> int:
@@ -271,6 +276,117 @@ def test_a_run_whose_raylet_is_killed_stops_in_one_line_and_keeps_what_it_record
     assert killer.recorded and killer.recorded <= kept and len(kept) < 4
     assert (report.skipped, report.finished) == (len(kept), 4 - len(kept))
     assert len(ids) == len(set(ids)) == 4
+
+
+RAYLET_KILLER = """\
+import json, os, sqlite3, sys
+
+import psutil
+
+database = sys.argv[1]
+
+
+def recorded() -> bool:
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        return connection.execute("SELECT count(*) FROM episodes").fetchone()[0] > 0
+
+
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "reset" and recorded():
+        raylet = psutil.Process(os.getppid()).parent()  # the raylet of this agent's worker
+        if raylet.name() == "raylet":
+            raylet.kill()
+    reply = {"action": "look" if message["type"] == "reset" else None}
+    print(json.dumps(reply), flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_the_run_command_says_in_one_line_that_its_raylet_is_gone(db_path, tmp_path):
+    """``workbench run --executor ray`` on a Ray instance of its own, whose raylet the agent
+    kills once the database holds an episode: one line, the episodes recorded kept."""
+    agent = tmp_path / "raylet_killer.py"
+    agent.write_text(RAYLET_KILLER)
+    command = [
+        str(WORKBENCH), "--db", str(db_path), "run", "--executor", "ray", "--workers", "2",
+        "--env", "textworld", "--family", "tw-cooking-level2", "--episodes", "6",
+        "--step-limit", "30", "--batch", "lost", "--agent", "command",
+        "--cmd", shlex.join([sys.executable, str(agent), str(db_path)]),
+    ]  # fmt: skip
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    run = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = run.communicate()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)  # a Ray process the raylet left behind
+    with Store(db_path) as store:
+        kept = store.episode_ids("lost")
+    assert run.returncode == 1, out + err
+    assert re.fullmatch(
+        r"Error: lost the Ray node \S+: its raylet at \S+:\d+ is gone \(.+\); finished "
+        r"episodes are kept — `workbench run --resume lost` plays the rest",
+        err.strip().splitlines()[-1],
+    )
+    assert "Traceback" not in out + err
+    assert 0 < len(kept) < 6
+
+
+class Cluster:
+    """What a watch asks Ray for: the nodes, as the GCS lists them."""
+
+    def __init__(self, *nodes: dict) -> None:
+        self.listed = list(nodes)
+
+    def nodes(self) -> list[dict]:
+        return self.listed
+
+
+def _node(name: str, address: str, cpus: float = 2, reason: str = "") -> dict:
+    """A node as ``ray.nodes()`` lists it (dead if it has a reason)."""
+    resources = {"CPU": cpus} if cpus else {}
+    return {
+        "NodeID": name, "Alive": not reason, "NodeManagerAddress": address,
+        "Resources": resources, "DeathReasonMessage": reason,
+    }  # fmt: skip
+
+
+def test_a_gcs_that_answers_nothing_is_a_lost_cluster():
+    watch = _Watch(node="head", gcs=f"127.0.0.1:{_free_port()}", raylet=None)
+    with pytest.raises(
+        ClusterLost, match=r"^lost the Ray cluster: its GCS at 127\.0\.0\.1:\d+ is gone \(.+\)$"
+    ):
+        watch.check(Cluster(_node("head", "127.0.0.1")))
+
+
+def test_the_drivers_node_marked_dead_is_named_with_the_reason():
+    watch = _Watch(node="head", gcs=None, raylet=None)
+    cluster = Cluster(_node("head", "10.0.0.5", reason="missed heartbeats"), _node("w", "10.0.0.6"))
+    with pytest.raises(
+        ClusterLost,
+        match=r"^lost the Ray node 10\.0\.0\.5 this process plays through: missed heartbeats$",
+    ):
+        watch.check(cluster)
+
+
+def test_a_run_goes_on_while_a_node_with_cpus_is_left():
+    """The head plays nothing (no CPUs); losing one of two workers leaves one to play on
+    (the executor replaces the actors lost), losing both stops the run."""
+    watch = _Watch(node="head", gcs=None, raylet=None)
+    head = _node("head", "10.0.0.5", cpus=0)
+    watch.check(Cluster(head, _node("w1", "10.0.0.6"), _node("w2", "10.0.0.7")))
+    watch.check(Cluster(head, _node("w1", "10.0.0.6", reason="gone"), _node("w2", "10.0.0.7")))
+    both_lost = Cluster(
+        head, _node("w1", "10.0.0.6", reason="gone"), _node("w2", "10.0.0.7", reason="gone")
+    )
+    with pytest.raises(
+        ClusterLost, match=r"^lost every Ray node with CPUs to play on: 10\.0\.0\.6, 10\.0\.0\.7$"
+    ):
+        watch.check(both_lost)
 
 
 def test_a_worker_gets_the_drivers_endpoint_and_workbench_settings_only(monkeypatch):
