@@ -12,7 +12,8 @@ copy's code first on ``PYTHONPATH`` — so what is measured is the commit, whate
 working tree holds. The first command, ``workbench demo``, is also the job of the quick
 start's first line (``workbench tui`` builds the same demo database before it opens). A command that needs a
 model endpoint is skipped and listed as such. Each command's wall time and the CPU time of it
-and everything it started (workers, simulators) are recorded with the load average around it;
+and of every process it started (workers, simulators, game generators — this script adopts the
+ones left behind and waits for them) are recorded with the load average around it;
 the numbers README quotes (demo episodes, what ``replay`` judged and admitted, the held-out
 run before and after the repository, the manual, the evolution checkpoints) are read from the
 database the commands wrote. Everything goes to ``scripts/readme_figures.json`` with the
@@ -31,6 +32,7 @@ figures measure changes; the machine is shared, so say what load it saw.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import platform
@@ -41,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -101,8 +104,29 @@ def skipped(command: str) -> str | None:
 # -- measuring ----------------------------------------------------------------------------
 
 
+PR_SET_CHILD_SUBREAPER = 36
+"""Linux's ``prctl`` option that makes this process adopt its orphaned descendants."""
+
+
+def adopt_orphans() -> None:
+    """Become the parent of every process a command leaves behind when the process that
+    started it exits (a worker's simulator, TextWorld's game generator), instead of init: they
+    are then waited for here, and their CPU counts as the command's."""
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def reap_orphans() -> None:
+    """Wait until every process the last command left behind has exited."""
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
 def child_cpu() -> float:
-    """CPU seconds (user + system) of every child process waited for so far."""
+    """CPU seconds (user + system) of every child process waited for so far (with their own
+    children's, and the orphans :func:`adopt_orphans` made ours)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -162,6 +186,7 @@ def run(command: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
     started = time.perf_counter()
     done = subprocess.run(shlex.split(command), cwd=folder, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
+    reap_orphans()
     print(f"{wall:7.1f} s  $ {command}", flush=True)
     return {
         "command": command,
@@ -193,6 +218,7 @@ def measure(commit: str, keep: Path | None = None) -> dict[str, Any]:
     repository = clone(commit, folder / "clone")
     env = environment(repository, folder / "user-cache")
     lines = example((repository / "README.md").read_text())
+    adopt_orphans()
     started, commands = load(), []
     try:
         for line in lines:
@@ -227,6 +253,9 @@ def measure(commit: str, keep: Path | None = None) -> dict[str, Any]:
 
 # -- the numbers README quotes, read from the database ------------------------------------
 
+DEMO_BATCH = re.compile(r"demo(?:-[a-z0-9]+)?-(?:train|test)")
+"""The demo's own batches (``demo-train``, ``demo-textworld-test``), not later runs like them."""
+
 
 def read_numbers(db: Path, commands: list[dict[str, Any]]) -> dict[str, Any]:
     """What README says the Example made, read from its database and outputs."""
@@ -235,7 +264,7 @@ def read_numbers(db: Path, commands: list[dict[str, Any]]) -> dict[str, Any]:
     with Store(db) as store:
         demo = {}
         for batch in store.batches():
-            if batch.name.startswith("demo"):
+            if DEMO_BATCH.fullmatch(batch.name):
                 stats = store.summary(EpisodeFilter(batch=batch.id))
                 world = batch.params["config"]["env"]
                 counts = demo.setdefault(world, {"episodes": 0, "failed": 0})
@@ -339,10 +368,12 @@ def kinds(admitted: dict[str, int]) -> str:
 def measured_on(figures: dict[str, Any]) -> str:
     """Which run of the script, on which machine and load."""
     m, load_ = figures["machine"], figures["load"]
+    during = max(max(c["load_1min"]) for c in figures["commands"] if "load_1min" in c)
     return (
         f"`scripts/readme_figures.py` ({figures['date'][:10]}, commit {figures['commit'][:7]}) "
-        f"on a {m['cores']}-core {m['cpu']} with {m['memory_gb']:g} GB, shared with other work: "
-        f"load average {load_['before'][0]:g} before, {load_['after'][0]:g} after"
+        f"on a {m['cores']}-core {m['cpu']} with {m['memory_gb']:g} GB, shared with other work "
+        f"(1-minute load average {load_['before'][0]:g} before, up to {during:g} during, "
+        f"{load_['after'][0]:g} after)"
     )
 
 
@@ -351,41 +382,40 @@ WORLDS = {"scienceworld": "ScienceWorld", "textworld": "TextWorld"}
 
 
 def quick_start(figures: dict[str, Any]) -> str:
-    demo = figures["numbers"]["demo"]
+    numbers = figures["numbers"]
     job = commands_by_text(figures)["workbench demo"]
     worlds = " and ".join(
         f"{counts['episodes']} {WORLDS.get(world, world)} episodes ({counts['failed']} failed)"
-        for world, counts in demo.items()
+        for world, counts in numbers["demo"].items()
     )
     return (
-        f"Measured by {measured_on(figures)}: the demo takes {duration(job['wall_s'])} to build "
-        f"({duration(job['cpu_s'])} of CPU over the workers and simulators): {worlds}. "
-        "While it builds, `workbench tui` shows one progress bar per batch and then opens; "
-        "installing is on top of that and depends on the network (pip fetches the "
-        "dependencies; apt installs Java, and chromium for the second line, where they are "
-        "missing)."
+        f"Measured by {measured_on(figures)}: building the demo — {worlds}, the TextWorld "
+        f"games generated on the way — takes {duration(job['wall_s'])} "
+        f"({duration(job['cpu_s'])} of CPU in all its processes); meanwhile `workbench tui` "
+        "shows a progress bar per batch, then opens. Installing comes on top and depends on "
+        "the network: pip downloads the dependencies, apt installs Java (and, for the second "
+        f"line, chromium) where they are missing. The second line's suite holds "
+        f"{numbers['tests']:,} tests."
     )
 
 
 def example_notes(figures: dict[str, Any]) -> str:
     numbers = figures["numbers"]
-    replay, held = numbers["replay"], numbers["held_out"]
+    replay, held, manual = numbers["replay"], numbers["held_out"], numbers["manual"]
     short = [c["wall_s"] for c in figures["commands"] if c.get("wall_s", TIMED) < TIMED]
-    skipped_ = [c["command"] for c in figures["commands"] if "skipped" in c]
-    manual = numbers["manual"]
+    skipped_ = " and ".join(f"`{c['command']}`" for c in figures["commands"] if "skipped" in c)
     return (
         f"Times are wall-clock, measured by {measured_on(figures)}, running the commands in "
-        f"this order in a fresh folder (the `--agent openai` run skipped: "
-        f"{len(skipped_)} command needs a model endpoint); each of the others takes "
-        f"{duration(min(short))} to {duration(max(short))}, most of it starting Python. In that "
-        f"order `replay` judges {replay['judged']} candidates on {replay['cases'][0]} to "
-        f"{replay['cases'][1]} cases each, drawn from the "
+        f"this order in a fresh clone — all but {skipped_}, which needs a model endpoint; each "
+        f"command without a time took {min(short):.1f}–{max(short):.1f} s, most of it starting "
+        f"Python. In that order `replay` judges {replay['judged']} candidates on "
+        f"{replay['cases'][0]} to {replay['cases'][1]} cases each, drawn from the "
         f"{' and '.join(f'`{b}`' for b in replay['case_batches'])} runs, and admits "
         f"{sum(replay['admitted'].values())} ({kinds(replay['admitted'])}); the repository then "
         f"lifts the demo's held-out run from {held['before']}/{held['total']} to "
         f"{held['after']}/{held['total']} ({held['fixed']} fixed, {held['broken']} broken). "
-        f"`manual build` leaves {manual['rules']} rules of {len(manual['types'])} types, and "
-        f"`manual formulate` puts them in manual v{manual['version']} with the "
+        f"`manual build` leaves {manual['rules']} rules of {len(manual['types'])} types, which "
+        f"`manual formulate` puts in manual v{manual['version']} beside the "
         f"{manual['artifacts']} active artifacts."
     )
 
@@ -415,16 +445,57 @@ def evolution_table(figures: dict[str, Any]) -> str:
         rows.append(
             f"| {name} | {shown} | {'/'.join(map(str, regime['sizes']))} | {use} | {degradation} |"
         )
-    return "\n".join(rows)
+    return "\n".join(rows) + "\n\n" + preservation(regimes)
+
+
+def preservation(regimes: dict[str, Any]) -> str:
+    """What the preservation set and the replay gate changed in this run, in a sentence."""
+    gated, tasks = regimes["gated"], regimes["gated"]["tasks"]
+    said = []
+    for name, what in (
+        ("no-preservation", "the preservation set"),
+        ("no-replay-gate", "the replay gate"),
+    ):
+        regime = regimes[name]
+        worst = max(range(len(tasks)), key=lambda k: regime["degradation"][k])
+        if regime["passed"] == gated["passed"]:
+            said.append(f"without {what} the held-out results were the same as `gated`'s")
+        else:
+            lost = gated["passed"][-1] - regime["passed"][-1]
+            said.append(
+                f"without {what} {count(lost, 'held-out case')} fewer passed at the end"
+                + (
+                    f" (signed degradation {regime['degradation'][worst]:+.0%} at {tasks[worst]} tasks)"
+                    if regime["degradation"][worst] > 0
+                    else ""
+                )
+            )
+    return "In this run " + "; ".join(said) + "."
 
 
 REGIONS = {"quick-start": quick_start, "example": example_notes, "evolve": evolution_table}
 """README's generated passages, by marker name."""
 
 
+WIDTH = 95
+"""README's line width: generated paragraphs are wrapped to it (tables are not)."""
+
+
+def wrapped(text: str) -> str:
+    """Paragraphs filled to :data:`WIDTH` (never between a number and its unit); table lines
+    left whole."""
+    kept = re.sub(r"(\d) (s|min|GB)\b", "\\1\u00a0\\2", text)  # textwrap breaks no NBSP
+    return "\n\n".join(
+        paragraph
+        if paragraph.startswith("|")
+        else textwrap.fill(paragraph, WIDTH, break_long_words=False, break_on_hyphens=False)
+        for paragraph in kept.split("\n\n")
+    ).replace("\u00a0", " ")
+
+
 def regions(figures: dict[str, Any]) -> dict[str, str]:
     """The text of every generated passage."""
-    return {name: write(figures) for name, write in REGIONS.items()}
+    return {name: wrapped(write(figures)) for name, write in REGIONS.items()}
 
 
 def rewritten(readme: str, figures: dict[str, Any]) -> str:
@@ -432,10 +503,10 @@ def rewritten(readme: str, figures: dict[str, Any]) -> str:
     block = example_block(readme)
     readme = readme.replace(block, timed_example(readme, figures), 1)
     for name, text in regions(figures).items():
-        pattern = re.compile(rf"(<!-- figures: {name} -->\n).*?(\n<!-- /figures -->)", re.S)
+        pattern = re.compile(rf"(<!-- figures: {name} -->\n).*?(<!-- /figures -->)", re.S)
         if not pattern.search(readme):
             raise SystemExit(f"README has no <!-- figures: {name} --> passage")
-        readme = pattern.sub(lambda m, text=text: m.group(1) + text + m.group(2), readme)
+        readme = pattern.sub(lambda m, text=text: f"{m.group(1)}{text}\n{m.group(2)}", readme)
     return readme
 
 
