@@ -37,3 +37,57 @@ async def test_the_footer_is_built_once_per_screen_and_follows_its_keys(app, mon
         await pilot.pause()
         assert all(key.has_class("-compact") for key in app.screen.query(FooterKey))
         assert len(built) == 2
+
+
+def footer(screen) -> str:
+    """The footer of ``screen`` as it reads: each key with its description, grouped keys
+    with their group's."""
+    parts = []
+    for node in screen.query_one(KeyFooter).query("FooterKey, FooterLabel"):
+        if isinstance(node, FooterKey):
+            parts.append(f"{node.key_display} {node.description}".rstrip())
+        else:
+            parts.append(str(node.content))
+    return "  ".join(parts)
+
+
+async def test_the_trajectory_footer_shows_step_keys_and_the_marking_keys_while_marking(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TrajectoryScreen)
+        browsing = footer(screen)
+        assert "h  l  Prev/next step" in browsing and "H  L  Prev/next run" in browsing
+        assert "v Mark span" in browsing and "c Compare" in browsing
+        assert "End span" not in browsing and "Cancel span" not in browsing
+        await pilot.press("v")
+        await settle(pilot)
+        marking = footer(screen)
+        assert "h  l  Prev/next step" in marking
+        assert "⏎ End span" in marking and "esc Cancel span" in marking
+        assert "v Mark span" not in marking and "Prev/next run" not in marking
+        await pilot.press("c")  # not while marking: the comparison waits
+        await settle(pilot)
+        assert app.screen is screen
+        await pilot.press("escape")
+        await settle(pilot)
+        assert footer(screen) == browsing
+
+
+async def test_the_span_dialog_shows_its_own_keys(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        trajectory = app.screen
+        await pilot.press("v", "l", "enter")
+        await settle(pilot)
+        dialog = app.screen
+        assert type(dialog).__name__ == "SpanModal"
+        keys = footer(dialog)
+        assert keys.startswith("esc Cancel  ^s Save") and "Mark span" not in keys
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is trajectory and "v Mark span" in footer(trajectory)

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label
 
 from tui.screens.help import Help
+from tui.widgets.key_footer import KeyFooter
 
 HELP = Help(
     "Step range",
@@ -77,6 +78,7 @@ class RangeModal(ModalScreen[tuple[int, int] | None]):
             with Horizontal(id="range-buttons"):
                 yield Button("Save", variant="primary", id="range-save")
                 yield Button("Cancel", id="range-cancel")
+        yield KeyFooter()  # its own keys, over the footer of the screen beneath
 
     def on_mount(self) -> None:
         self.query_one("#range-start", Input).focus()

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from tui.escapes import shown
 from tui.screens.help import Help
+from tui.widgets.key_footer import KeyFooter
 from workbench.analyze.scopes import AnalysisScope
 
 HELP = Help(
@@ -59,6 +60,7 @@ class ScopeModal(ModalScreen[AnalysisScope | None]):
         with Vertical(id="scope-dialog"):
             yield Label("Failures to analyse with r", id="scope-title")
             yield OptionList(*map(scope_option, self.scopes), id="scope-options")
+        yield KeyFooter()  # its own keys, over the footer of the screen beneath
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)

@@ -17,6 +17,7 @@ from store import Span
 from tui.data import SPAN_KINDS
 from tui.escapes import shown
 from tui.screens.help import Help
+from tui.widgets.key_footer import KeyFooter
 
 KIND_HINTS = {
     "causal": "the decision that made the run fail",
@@ -81,6 +82,7 @@ class SpanModal(ModalScreen[Span | None]):
             with Horizontal(id="span-buttons"):
                 yield Button("Save", variant="primary", id="span-save")
                 yield Button("Cancel", id="span-cancel")
+        yield KeyFooter()  # its own keys, over the footer of the screen beneath
 
     def on_mount(self) -> None:
         self.query_one(RadioSet).focus()

@@ -68,6 +68,14 @@ HELP = Help(
 )
 
 
+STEP_KEYS = Binding.Group("Prev/next step")
+RUN_KEYS = Binding.Group("Prev/next run")
+MARKING_ONLY = frozenset({"finish_mark", "cancel_mark"})
+"""Actions of the marking mode: shown in the footer, and active, only while marking."""
+NOT_WHILE_MARKING = frozenset({"mark", "episode", "edit_span", "delete_span", "undo", "compare"})
+"""Actions the footer leaves out (and keys that do nothing) while a span is being marked."""
+
+
 def episode_header(episode: Episode, task: Task | None) -> Text:
     """Lines about an episode: outcome, ids and counts; its evaluator message; its task."""
     line = outcome_badge(episode)
@@ -128,14 +136,14 @@ class TrajectoryScreen(Screen[str]):
     HELP = HELP
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("h,left", "step(-1)", "Prev step", show=False),
-        Binding("l,right", "step(1)", "Next step", show=False),
+        Binding("h,left", "step(-1)", "Prev step", group=STEP_KEYS),
+        Binding("l,right", "step(1)", "Next step", group=STEP_KEYS),
         Binding("0", "first", "First", show=False),
         Binding("dollar_sign", "last", "Last", show=False),
         Binding("j", "scroll_detail(1)", "Scroll", show=False),
         Binding("k", "scroll_detail(-1)", "Scroll up", show=False),
-        Binding("H", "episode(-1)", "Prev run"),
-        Binding("L", "episode(1)", "Next run"),
+        Binding("H", "episode(-1)", "Prev run", group=RUN_KEYS),
+        Binding("L", "episode(1)", "Next run", group=RUN_KEYS),
         Binding("slash", "find", "Find"),
         Binding("n", "find_next(1)", "Next match", show=False),
         Binding("N", "find_next(-1)", "Prev match", show=False),
@@ -144,8 +152,8 @@ class TrajectoryScreen(Screen[str]):
         Binding("left_square_bracket", "page_text(-1)", "Prev window", show=False),
         Binding("r", "raw", "Raw", show=False),
         Binding("v", "mark", "Mark span"),
-        Binding("enter", "finish_mark", "Save span", show=False),
-        Binding("escape", "cancel_mark", "Cancel", show=False),
+        Binding("enter", "finish_mark", "End span"),
+        Binding("escape", "cancel_mark", "Cancel span"),
         Binding("E", "edit_span", "Edit span", show=False),
         Binding("D", "delete_span", "Delete span", show=False),
         Binding("u", "undo", "Undo"),
@@ -370,6 +378,7 @@ class TrajectoryScreen(Screen[str]):
         self.episode_id = episode_id
         self.episode = None
         self.step_list.clear_selection()
+        self.refresh_bindings()
         self.detail.expanded = False
         self._load_episode(episode_id, start, self.app.size.height)
 
@@ -412,14 +421,30 @@ class TrajectoryScreen(Screen[str]):
 
     # -- spans ------------------------------------------------------------------------------
 
+    @property
+    def marking(self) -> bool:
+        """Whether a span is being marked (``v`` was pressed, ``enter`` ends it)."""
+        return self.is_mounted and self.step_list.selection is not None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer shows (and the keys do) the marking keys while marking, the rest
+        otherwise."""
+        if action in MARKING_ONLY:
+            return self.marking
+        if action in NOT_WHILE_MARKING:
+            return not self.marking
+        return True
+
     def action_mark(self) -> None:
         if self.episode is not None and self.episode.n_steps:
             self.step_list.start_selection()
             self._show_detail(self.step_list.cursor)
+            self.refresh_bindings()
 
     def action_cancel_mark(self) -> None:
         self.step_list.clear_selection()
         self._show_detail(self.step_list.cursor)
+        self.refresh_bindings()
 
     def action_finish_mark(self) -> None:
         selection = self.step_list.selection
@@ -427,6 +452,7 @@ class TrajectoryScreen(Screen[str]):
             return
         self.step_list.clear_selection()
         self._show_detail(self.step_list.cursor)
+        self.refresh_bindings()
         draft = Span(
             episode_id=self.episode.id, start=selection[0], end=selection[1], kind="causal"
         )
