@@ -106,10 +106,13 @@ def assert_cut_json_names_line(store: Store, source: Path, path: Path, format: s
 
 
 def assert_not_json(store: Store, path: Path, format: str) -> None:
-    """Importing ``path`` fails, naming it, as text that is not UTF-8 or not JSON."""
+    """Importing ``path`` fails, naming it, as text that is not UTF-8 or not JSON (or binary
+    data: a NUL byte)."""
     error = import_error(store, path, format)
     assert error.path == str(path)
-    assert "not UTF-8" in error.message or "invalid JSON" in error.message
+    assert any(
+        said in error.message for said in ("not UTF-8", "invalid JSON", "a NUL byte: binary data")
+    )
 
 
 def assert_reimport_adds_nothing(

@@ -180,7 +180,7 @@ def test_bad_steps_name_their_field(tmp_path, store):
     ("name", "message"),
     [
         ("truncated.json", "line 54 column 11: invalid JSON: Expecting property name"),
-        ("binary.bin", "binary data, not JSON"),
+        ("binary.bin", "line 1 (byte 7): a NUL byte: binary data, not text of this format"),
     ],
 )
 def test_broken_files_fail_naming_the_file_and_place(store, atif_dir, name, message):

@@ -241,3 +241,17 @@ def test_a_json_log_nested_a_hundred_thousand_deep_in_its_header_is_named_in_lit
     assert str(path) in message
     assert ("nested too deeply" if fmt else "cannot tell the format") in message
     assert int(peak) < 256
+
+
+def test_an_error_quoting_a_huge_value_is_cut_to_a_readable_line(
+    store: Store, tmp_path: Path
+) -> None:
+    """A bad value of 2 MB quoted in the message was echoed whole (a 2 MB error line)."""
+    record = {"messages": [{"role": "x" * 2_000_000, "content": "hi"}]}
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [path], format="openai-chat")
+    message = str(caught.value)
+    assert message.startswith(f"{path}: line 1: field 'messages.0.role': unknown role 'xxx")
+    assert message.endswith("… (2,000,058 characters)") and len(message) < 500

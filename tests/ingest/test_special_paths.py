@@ -106,3 +106,34 @@ def test_special_files_in_a_folder_are_left_out(tmp_path: Path) -> None:
     done = workbench(tmp_path / "w.db", str(folder))  # (a pipe read would wait forever)
     assert done.returncode == 0, done.stderr.decode()
     assert b"chat.jsonl: openai-chat: 5 new episode(s)" in done.stdout + done.stderr
+
+
+def test_a_json_lines_file_padded_with_zeros_is_refused_at_its_first_nul_in_little_memory(
+    tmp_path: Path,
+) -> None:
+    """One line, then 256 MB of zeros (a sparse file): read as one line it took memory of
+    twice its size; the first NUL byte ends it."""
+    path = tmp_path / "padded.jsonl"
+    line = CHAT.read_bytes().splitlines()[0] + b"\n"
+    path.write_bytes(line)
+    os.truncate(path, 256 << 20)
+    code = (  # (VmHWM: this process's own peak; ru_maxrss starts at the parent's)
+        "import re, sys\n"
+        "from click.testing import CliRunner\n"
+        "from workbench.cli import main\n"
+        "result = CliRunner().invoke(main, ['--db', sys.argv[1], 'import', sys.argv[2]])\n"
+        "status = open('/proc/self/status').read()\n"
+        "peak = int(re.search(r'VmHWM:\\s+(\\d+)', status).group(1)) // 1024\n"
+        "print(result.exit_code, peak)\n"
+        "print(result.output)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "w.db"), str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    status, peak_mb = map(int, done.stdout.split("\n", 1)[0].split())
+    assert status == 1
+    assert f"padded.jsonl: line 2 (byte {len(line):,}): a NUL byte: binary data" in done.stdout
+    assert peak_mb < 160, peak_mb  # (the file is 256 MB)

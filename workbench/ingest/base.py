@@ -45,6 +45,18 @@ def path_text(path: str | os.PathLike[str]) -> str:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+ERROR_CHARS = 300
+"""The most characters of one part of an error message (a bad value quoted in it is cut)."""
+
+
+def shortened(text: str, limit: int = ERROR_CHARS) -> str:
+    """``text``, cut to about ``limit`` characters with how long it was: an error that quotes
+    a 2 MB value stays one readable line."""
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit - 40]}… ({len(text):,} characters)"
+
+
 class IngestError(Exception):
     """A file, or one record in it, that cannot be imported.
 
@@ -56,8 +68,12 @@ class IngestError(Exception):
     """
 
     def __init__(self, path: str | Path, where: str, field: str, message: str) -> None:
-        self.path, self.where, self.field = path_text(path), where, field
-        self.message = message
+        self.path = path_text(path)
+        self.where, self.field, self.message = (
+            shortened(where),
+            shortened(field),
+            shortened(message),
+        )
         super().__init__(str(self))
 
     def __str__(self) -> str:
@@ -220,6 +236,11 @@ class Importer(Protocol):
 
     description: str
     """One line shown in ``workbench import --help``."""
+
+    binary: bool
+    """Whether its files may hold NUL bytes (an archive; a plain-text log that may quote a
+    binary file). Optional, ``False`` when missing: a file holding one is then refused
+    before it is read (no JSON text holds one)."""
 
     def sniff(self, path: Path, head: str) -> bool:
         """Whether the file looks like this format, from its name and first 64 KiB of text."""

@@ -11,7 +11,7 @@ import os
 import sqlite3
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -160,8 +160,9 @@ class NothingImported(IngestError):
         first = named[0].error if len(self.lines) == 1 and named else None
         if first is not None:
             super().__init__(first.path, first.where, first.field, first.message)
-        else:
-            super().__init__("", "", "", "\n".join(self.lines))
+        else:  # (a line per file, each cut already)
+            super().__init__("", "", "", "")
+            self.message = "\n".join(self.lines)
 
     def __str__(self) -> str:
         return self.message if not self.path else super().__str__()
@@ -174,18 +175,43 @@ def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
         paths: the files.
         first: the first file's bytes, when they were read already.
     """
+    return scanned(*paths, first=first)[0]
+
+
+def scanned(*paths: Path | None, first: bytes | None = None) -> tuple[str, tuple[int, int] | None]:
+    """:func:`content_hash`, and where the first file's first NUL byte is, as ``(line, byte)``
+    (``None``: it has none), found in the same pass."""
     digest = hashlib.sha256()
+    nul: tuple[int, int] | None = None
     for k, path in enumerate(paths):
         if path is None:
             continue
-        if k == 0 and first is not None:
-            digest.update(first)
-        else:
-            with open(path, "rb") as handle:
-                while chunk := handle.read(1 << 20):
-                    digest.update(chunk)
+        chunks = [first] if k == 0 and first is not None else _chunks(path)
+        lines = done = 0
+        for chunk in chunks:
+            digest.update(chunk)
+            if k == 0 and nul is None:
+                if (at := chunk.find(b"\x00")) >= 0:
+                    nul = (lines + chunk.count(b"\n", 0, at) + 1, done + at)
+                else:
+                    lines, done = lines + chunk.count(b"\n"), done + len(chunk)
         digest.update(b"\x00")
-    return digest.hexdigest()
+    return digest.hexdigest(), nul
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            yield chunk
+
+
+NUL_BYTE = (
+    "a NUL byte: binary data, not text of this format (or a file padded with zeros, or UTF-16 "
+    "text: save it as UTF-8)"
+)
+"""Why a file holding a NUL byte is not read (unless its importer reads binary files): no
+JSON text holds one, and a file of one line and then a gigabyte of zeros would be read as one
+line, all in memory."""
 
 
 def expand(paths: Iterable[Path]) -> list[tuple[Path, bool]]:
@@ -483,10 +509,18 @@ def _import_file(
         return report
     report.format = importer.name
     content = path.read_bytes() if size <= READ_ONCE else None
-    digest = content_hash(path, results, first=content)
+    digest, nul = scanned(path, results, first=content)
     if job.imported(digest):
         report.status = "duplicate"
         progress.advance(size)
+        return report
+    if nul is not None and not getattr(importer, "binary", False):
+        error = IngestError(path, f"line {nul[0]:,} (byte {nul[1]:,})", "", NUL_BYTE)
+        if not skip_bad:
+            raise error
+        progress.advance(size)
+        report.status, report.reason, report.error = "bad", error.message, error
+        report.bad.append(str(error))
         return report
     ctx = ReadContext(
         path=path,

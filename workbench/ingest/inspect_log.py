@@ -93,6 +93,8 @@ else:  # Zstandard-compressed members need the backport before Python 3.14
 
 name = "inspect"
 description = "Inspect AI evaluation logs (.eval archives and .json logs)"
+binary = True
+"""An ``.eval`` log is a zip archive."""
 
 ZIP_MAGIC = b"PK\x03\x04"
 HEADER_MEMBER = "header.json"

@@ -311,9 +311,12 @@ class MappedImporter:
     """The mapping file."""
     description: str = "a log read through a mapping file (--map)"
     name: str = field(init=False)
+    binary: bool = field(init=False)
+    """A text log may quote a binary file's bytes; JSON never holds a NUL byte."""
 
     def __post_init__(self) -> None:
         self.name = self.mapping.name
+        self.binary = self.mapping.kind == "text"
 
     def sniff(self, path: Path, head: str) -> bool:
         """A mapping is only ever used when given, never detected."""

@@ -99,6 +99,8 @@ from workbench.ingest.steps import build_steps
 
 name = "react-text"
 description = "ReAct-style text logs (Thought/Action/Observation, ALFWorld '>'), also in .ipynb"
+binary = True
+"""A text log may quote a binary file's bytes."""
 
 DEFAULT_ENV = "react-text"
 NUL = b"\x00"
