@@ -234,7 +234,8 @@ class RayletKiller:
         import psutil
 
         self.recorded = self.store.episode_ids(self.batch)
-        (raylet,) = [p for p in psutil.Process().children(recursive=True) if p.name() == "raylet"]
+        # ray.init's own raylet is a child of this process (the cluster's, a grandchild)
+        (raylet,) = [p for p in psutil.Process().children() if p.name() == "raylet"]
         self.orphans = raylet.children(recursive=True)
         raylet.kill()
         raylet.wait()  # gone, not only signalled
