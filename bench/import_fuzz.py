@@ -36,7 +36,7 @@ from tests.ingest.hostile import (
     run_case,
 )
 
-KINDS = ("truncate", "flip", "huge", "deep", "surrogate", "bom")
+KINDS = ("truncate", "flip", "huge", "head", "deep", "surrogate", "bom")
 
 
 def random_case(rng: random.Random, fmt: str, depths: tuple[int, ...] = DEPTHS) -> Case:
@@ -49,6 +49,7 @@ def random_case(rng: random.Random, fmt: str, depths: tuple[int, ...] = DEPTHS) 
         "truncate": Mutation("truncate", at=at),
         "flip": Mutation("flip", flips=flips),
         "huge": Mutation("huge", at=at, value=rng.choice(HUGE_NUMBERS)),
+        "head": Mutation("head", value=rng.choice(HUGE_NUMBERS)),
         "deep": Mutation("deep", at=at, depth=rng.choice(depths), value=rng.choice((b"[", b"{"))),
         "surrogate": Mutation("surrogate", at=at, value=rng.choice(SURROGATES)),
         "bom": Mutation("bom"),
@@ -61,7 +62,8 @@ def random_case(rng: random.Random, fmt: str, depths: tuple[int, ...] = DEPTHS) 
         target="results" if results else "file",
         bom=kind != "bom" and rng.random() < 0.15,
         skip_bad=rng.random() < 0.3,
-        detect=kind == "bom" or rng.random() < 0.2,
+        detect=kind in ("bom", "head") or rng.random() < 0.2,
+        odd_name=rng.random() < 0.1,
     )
 
 

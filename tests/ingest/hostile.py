@@ -13,6 +13,7 @@ or it fails with a message that names the file, and the database is as it was.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import sqlite3
@@ -26,6 +27,7 @@ from click.testing import CliRunner
 from store import Store
 from workbench.cli import main
 from workbench.ingest import SAMPLES, formats, import_paths
+from workbench.ingest.base import path_text
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -159,6 +161,13 @@ class Mutation:
         cut = starts[self.at % len(starts)] if starts else self.at % (len(data) + 1)
         return data[:cut] + self.value + data[cut:]
 
+    def _head(self, data: bytes) -> bytes:
+        """The file's first number made ``value``: what format detection reads (ijson's C
+        parser crashed the process on an integer of 4,300 digits there)."""
+        match = _NUMBER.search(data)
+        start, end = match.span() if match else (0, 0)
+        return data[:start] + self.value + data[end:]
+
     def _bom(self, data: bytes) -> bytes:
         return BOM + data
 
@@ -168,7 +177,7 @@ class Mutation:
 
 def mutations_of(kind: str) -> Sequence[str]:
     """Mutation kinds (all of them for ``"all"``)."""
-    return ("truncate", "flip", "huge", "deep", "surrogate") if kind == "all" else (kind,)
+    return ("truncate", "flip", "huge", "head", "deep", "surrogate") if kind == "all" else (kind,)
 
 
 # -- running a case ---------------------------------------------------------------------------
@@ -187,6 +196,12 @@ class Case:
     skip_bad: bool = False
     detect: bool = False
     """Whether the format is detected rather than given with ``--format``."""
+    odd_name: bool = False
+    """Whether the broken file's name holds bytes that are not UTF-8."""
+
+
+ODD = os.fsdecode(b"\xff\xfe-")
+"""What an odd name starts with (bytes that are not UTF-8, as Python names them)."""
 
 
 @dataclass
@@ -255,6 +270,8 @@ def write_case(case: Case, folder: Path) -> tuple[Path, Path | None]:
     paths = {"file": folder / sample.path.name}
     if sample.results is not None:
         paths["results"] = folder / sample.results.name
+    if case.odd_name:
+        paths[case.target] = folder / (ODD + paths[case.target].name)
     for key, path in paths.items():
         data = (sample.path if key == "file" else sample.results).read_bytes()
         if key == case.target:
@@ -310,7 +327,7 @@ def run_case(case: Case, folder: Path, base: Path) -> Outcome:
         exit_code=result.exit_code,
         output=result.output,
         traceback=escaped,
-        named=not failed or str(broken) in result.output,
+        named=not failed or path_text(broken) in result.output,
         unchanged=not failed or digest(db) == before,
         sound=_sound(db),
     )

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from store import Store
@@ -26,6 +26,7 @@ from tests.ingest.hostile import (
     Case,
     Mutation,
     Outcome,
+    Sample,
     base_database,
     detected,
     run_case,
@@ -46,6 +47,7 @@ MUTATIONS = st.one_of(
     st.builds(Mutation, kind=st.just("truncate"), at=PLACE),
     st.builds(Mutation, kind=st.just("flip"), flips=FLIPS),
     st.builds(Mutation, kind=st.just("huge"), at=PLACE, value=st.sampled_from(HUGE_NUMBERS)),
+    st.builds(Mutation, kind=st.just("head"), value=st.sampled_from(HUGE_NUMBERS)),
     st.builds(
         Mutation,
         kind=st.just("deep"),
@@ -71,6 +73,7 @@ def cases(draw: st.DrawFn) -> Case:
         bom=draw(st.booleans()),
         skip_bad=draw(st.booleans()),
         detect=draw(st.booleans()),
+        odd_name=draw(st.booleans()),
     )
 
 
@@ -86,8 +89,22 @@ def _check(outcome: Outcome) -> None:
     assert outcome.sound, outcome.output
 
 
-@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow])
+def _sample(fmt: str, name: str) -> Sample:
+    return next(s for s in SAMPLE_FILES if s.format == fmt and s.path.name == name)
+
+
+LONG = b"1" * 5000
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(case=cases())
+@example(
+    case=Case(_sample("openai-chat", "chat_runs.jsonl"), Mutation("head", value=LONG), detect=True)
+)
+@example(case=Case(_sample("inspect", "log.json"), Mutation("head", value=LONG), detect=True))
+@example(
+    case=Case(_sample("codex", "codex_rollout.jsonl"), Mutation("truncate", at=700), odd_name=True)
+)
 def test_a_broken_file_imports_or_is_named_and_changes_nothing(case: Case, base: Path) -> None:
     _check(_run(case, base))
 
