@@ -3,9 +3,11 @@
 that every command printed a result, and ``test_compile_admit_e2e.py`` checks what the
 compile → replay → held-out part of it built.
 
-The commands are read from README itself. One is skipped: the LLM agent needs a model endpoint. Commands whose size is a parameter run smaller
-(fewer episodes, a shorter evolution stream) so the suite can afford them; everything else runs
-as written, in a fresh directory, against the database `workbench demo` builds there.
+The commands are read from README itself, as ``scripts/readme_figures.py`` reads them to time
+them, and the same one is skipped: the LLM agent's run needs a model endpoint. Commands whose
+size is a parameter run smaller (fewer episodes, a shorter manual build and evolution stream)
+so the suite can afford them; everything else runs as written, in a fresh directory, against
+the database `workbench demo` builds there.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
-EXAMPLE = README.split("## Example", 1)[1].split("```console\n", 1)[1].split("```", 1)[0]
-COMMANDS = [line[2:].split("  #", 1)[0].strip() for line in EXAMPLE.splitlines()]
+from scripts.readme_figures import README, SKIPPED, example
 
-SKIPPED = {"--agent openai": "needs a model endpoint"}
+ROOT = Path(__file__).resolve().parents[1]
+COMMANDS = [line.command for line in example(README.read_text())]
+"""The Example's commands, in order."""
 SMALLER = [
     # the demo: enough train failures for compile to stage candidates of two types
     (r"^workbench demo$", "workbench demo --train 16 --test 8"),
