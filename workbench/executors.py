@@ -44,7 +44,14 @@ from store import Store, locks
 from workbench.agents.base import Agent
 from workbench.envs.base import Environment
 from workbench.limits import TimeLimit
-from workbench.runner import EpisodeJob, Played, build_agent, build_env, play_episode
+from workbench.runner import (
+    EpisodeJob,
+    Played,
+    build_agent,
+    build_env,
+    error_summary,
+    play_episode,
+)
 
 T = TypeVar("T")
 
@@ -535,7 +542,7 @@ class _Watch:
         node = ray.get_runtime_context().get_node_id()
         if ray.util.client.ray.is_connected():
             return cls(node, None, None)
-        mine = next((n for n in ray.nodes() if n["NodeID"] == node), {})
+        mine = next((n for n in _nodes(ray) if n["NodeID"] == node), {})
         raylet = f"{mine['NodeManagerAddress']}:{mine['NodeManagerPort']}" if mine else None
         return cls(node, ray.get_runtime_context().gcs_address, raylet)
 
@@ -563,7 +570,9 @@ class _Watch:
         if self.node not in alive:
             dead = next((n for n in nodes if n["NodeID"] == self.node), {})
             name = dead.get("NodeManagerAddress", self.node[:8])
-            why = dead.get("DeathReasonMessage") or "the cluster no longer lists it"
+            why = (dead.get("DeathReasonMessage") or "the cluster no longer lists it").splitlines()[
+                0
+            ]
             raise ClusterLost(f"lost the Ray node {name} this process plays through: {why}")
         if self.cpu_nodes and not self.cpu_nodes.keys() & alive.keys():
             names = ", ".join(sorted(set(self.cpu_nodes.values())))
@@ -575,10 +584,11 @@ def _nodes(ray: Any) -> list[dict[str, Any]]:
     try:
         return ray.nodes()
     except (ConnectionError, ray.exceptions.RayError) as error:
-        raise ClusterLost(f"lost the Ray cluster: {type(error).__name__}: {error}") from None
+        raise ClusterLost(f"lost the Ray cluster: {error_summary(error)}") from None
 
 
 def _host(address: str) -> str:
+    """The host of a ``host:port`` address."""
     return address.rpartition(":")[0]
 
 
