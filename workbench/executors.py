@@ -570,9 +570,8 @@ class _Watch:
         if self.node not in alive:
             dead = next((n for n in nodes if n["NodeID"] == self.node), {})
             name = dead.get("NodeManagerAddress", self.node[:8])
-            why = (dead.get("DeathReasonMessage") or "the cluster no longer lists it").splitlines()[
-                0
-            ]
+            reason = dead.get("DeathReasonMessage") or "the cluster no longer lists it"
+            why = reason.splitlines()[0]
             raise ClusterLost(f"lost the Ray node {name} this process plays through: {why}")
         if self.cpu_nodes and not self.cpu_nodes.keys() & alive.keys():
             names = ", ".join(sorted(set(self.cpu_nodes.values())))
