@@ -357,17 +357,17 @@ class RayExecutor(Closing):
     caller closes the iterator, Ctrl-C) kills the actors still playing, so nothing goes on
     running on the cluster.
 
-    Ray waits forever for an actor whose node's raylet died, so while the driver waits for
-    episodes it looks at the cluster every ``watch_every`` seconds (:class:`_Watch`) and
-    raises :class:`ClusterLost` when the GCS or its own node's raylet no longer answers, or
-    every node it played on is dead: the episodes recorded so far stay recorded, and running
-    the batch again resumes it.
+    Ray waits forever for an actor whose node's raylet died, so while a run waits for
+    episodes the driver looks at the cluster every ``watch_every`` seconds (:class:`_Watch`)
+    and raises :class:`ClusterLost` when the GCS or its own node's raylet no longer answers,
+    or every node with CPUs it saw is dead: the episodes recorded so far stay recorded, and
+    running the batch again resumes it.
 
     Args:
         address: the Ray cluster; ``None`` starts a local Ray instance.
         workers: actors (episodes played at once); default: the cluster's CPUs.
         init_options: more keyword arguments for ``ray.init`` (tests pin ports with them).
-        watch_every: seconds between two looks at the cluster while no episode comes back.
+        watch_every: seconds between two looks at the cluster while a run waits for episodes.
     """
 
     def __init__(
