@@ -14,6 +14,7 @@ from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.manual import ManualScreen, log_cells, read_manual
 from tui.screens.trajectory import TrajectoryScreen
+from tui.widgets.manual_view import ManualView, parts
 from workbench.manual.formulate import formulate
 from workbench.manual.heuristic import HeuristicFormulator
 from workbench.manual.operations import OPERATIONS, apply
@@ -99,7 +100,7 @@ def info(screen: ManualScreen) -> str:
 
 
 def markdown(screen: ManualScreen) -> str:
-    return screen.query_one("#manual-view").document.source
+    return screen.query_one("#manual-view").markdown
 
 
 def diff_shown(screen: ManualScreen) -> str:
@@ -288,3 +289,61 @@ def test_manual_screen(snap_compare, manual_db):
 
     app: WorkbenchApp = make_app(manual_db, poll_interval=0)
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def builder_rules(n: int) -> list[dict]:
+    """``n`` rules of the shape the Builder writes, over six scenarios."""
+    scenarios = ["boil", "melt", "freeze", "thermometer", "conductivity", "living-thing"]
+    types = ["Corrected Error", "Success Process", "Useful Helper Method"]
+    return [
+        {
+            "op": "write_rule",
+            "type": types[i % 3],
+            "content": f"In {scenarios[i % 6]} tasks: look before acting on object {i}.",
+            "example": f"go to kitchen\nlook around\nfocus on object {i}",
+            "validation_logs": [f"ep-{i}@{i % 7}", f"ep-{i + 1}"],
+        }
+        for i in range(n)
+    ]
+
+
+async def test_a_long_manual_shows_its_first_part_at_once_and_the_rest_as_it_scrolls(tui_db):
+    with Store(tui_db) as store:
+        apply(store, OPERATIONS.validate_python(builder_rules(90)), "builder:heuristic", "ep")
+        manual = formulate(store, HeuristicFormulator()).markdown
+    assert len(manual.splitlines()) >= 2000
+    pieces = parts(manual)
+    app = make_app(tui_db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_manual(pilot)
+        view = screen.query_one(ManualView)
+        assert view.markdown == manual
+        shown = view.shown  # the first part, and the next one the view nears
+        assert shown.startswith(pieces[0]) and "# Manual\n" in shown
+        assert "## Evidence" not in shown and view.pending >= len(pieces) - 2
+        view.focus()
+        view.scroll_end(animate=False, immediate=True)  # near the end of what is shown
+        await settle(pilot)
+        assert len(view.shown) > len(shown) and manual.startswith(view.shown)
+        assert "## Evidence" not in view.shown
+        assert await view.go_to("evidence")  # a link to a heading not shown yet: the rest
+        await settle(pilot)
+        assert view.shown == manual and not view.pending
+        assert 0 < view.scroll_y < view.max_scroll_y
+        await pilot.press("end")
+        await settle(pilot)
+        assert view.scroll_y == view.max_scroll_y
+
+
+def test_a_manual_is_cut_before_headings_never_inside_code():
+    markdown = "# A\n\ntext\n\n## B\n\n```text\n## not a heading\n```\n\n## C\n\nend\n"
+    assert parts(markdown, lines=1) == [
+        "# A\n\ntext\n\n",
+        "## B\n\n```text\n## not a heading\n```\n\n",
+        "## C\n\nend\n",
+    ]
+    assert parts(markdown, lines=5) == [
+        "# A\n\ntext\n\n## B\n\n```text\n## not a heading\n```\n\n",
+        "## C\n\nend\n",
+    ]
+    assert parts("") == [""] and "".join(parts(markdown, lines=3)) == markdown

@@ -1,7 +1,9 @@
 """The Manual screen: the formulated manual, its versions and their diffs, and the rule system
 behind it — each rule with its history and validation log.
 
-``f`` formulates the next manual version (:func:`workbench.manual.formulate.formulate`) and
+The manual is shown a part at a time (:class:`~tui.widgets.manual_view.ManualView`): its
+first part at once, the next ones as the view scrolls near them. ``f`` formulates the next
+manual version (:func:`workbench.manual.formulate.formulate`) and
 ``b`` builds rules by running episodes
 (:func:`workbench.manual.build.build`), both with the app's backend, in thread workers with a progress bar; ``escape``
 cancels a build.
@@ -19,7 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Header, MarkdownViewer, Static
+from textual.widgets import DataTable, Header, Static
 
 from store import Manual, ManualRule, RuleEvent, Store
 from tui.cells import plural
@@ -30,6 +32,7 @@ from tui.screens.help import Help
 from tui.threads import deliver
 from tui.widgets.job_progress import JobProgress
 from tui.widgets.key_footer import KeyFooter
+from tui.widgets.manual_view import ManualView
 from tui.widgets.record_table import Column, RecordTable
 from workbench.demo import demo_families
 from workbench.llm.client import ConfigError, ModelError
@@ -216,7 +219,7 @@ class ManualScreen(Screen[None]):
         yield Static("reading the manual…", id="manual-info")
         yield JobProgress("escape cancels", id="manual-progress")
         with Horizontal(id="manual-panes"):
-            yield MarkdownViewer(NO_MANUAL, show_table_of_contents=False, id="manual-view")
+            yield ManualView(id="manual-view")
             with VerticalScroll(id="diff-view"):
                 yield Static(id="diff-text")
             with Vertical(id="rule-pane"):
@@ -298,9 +301,9 @@ class ManualScreen(Screen[None]):
             self.version = None
         manual = self.manual
         self.query_one("#manual-info", Static).update(summary(self.data, self.version))
-        viewer = self.query_one("#manual-view", MarkdownViewer)
+        viewer = self.query_one("#manual-view", ManualView)
         viewer.border_title = f"manual v{manual.version}" if manual else "manual"
-        await viewer.document.update(shown(manual.markdown) if manual else NO_MANUAL)
+        await viewer.show(shown(manual.markdown) if manual else NO_MANUAL)
         if self.diffing:
             self._diff(manual.version if manual else 0)
         self._show_diff(self.diffing)
