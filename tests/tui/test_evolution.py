@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual_plotext import PlotextPlot
 
 from store import Evolution, Store
 from tests.evolution.records import (
@@ -157,6 +158,34 @@ async def test_empty_database_says_how_to_start(tmp_path):
         )
         assert screen.table.row_count == 0
         assert all(not lines for lines in screen.lines.values())
+        assert_empty_state(screen)
+
+
+def assert_empty_state(screen: EvolutionScreen) -> None:
+    """One message in place of the four panels and the table: what they will show, and how
+    to start an experiment."""
+    message = screen.query_one("#evo-empty")
+    assert message.display and "Start one from a shell: workbench evolve" in str(message.content)
+    assert not screen.query_one("#evo-panels").display and not screen.table.display
+    assert all(plot.region.area == 0 for plot in screen.query(PlotextPlot))  # none drawn
+
+
+async def test_an_experiment_without_checkpoints_shows_the_empty_state_until_one_comes(tmp_path):
+    db = tmp_path / "e.db"
+    with Store(db) as store:
+        store.put_evolution(Evolution(name=NAME))
+    app = make_app(db, poll_interval=0)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_evolution(pilot)
+        assert "no checkpoints yet" in screen.query_one("#evo-info").content.plain
+        assert_empty_state(screen)
+        with Store(db) as store:
+            store.put_checkpoint(checkpoint(NAME, "gated", 0, GATED[0]))
+        await pilot.press("r")
+        await settle(pilot)
+        assert not screen.query_one("#evo-empty").display
+        assert screen.query_one("#evo-panels").display and screen.table.row_count == 1
+        assert "gated" in rendered(screen, "pass_rate")
 
 
 async def test_help_lists_the_keys(evo_db):

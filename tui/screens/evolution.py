@@ -186,6 +186,29 @@ def summary(data: EvolutionData) -> Text:
     return line
 
 
+def empty_state() -> Text:
+    """What the screen shows in place of its panels and table before the first checkpoint
+    (the line above says whether an experiment exists): what will be drawn, and how to start
+    an experiment."""
+    text = Text()
+    text.append(
+        "An evolution experiment freezes each admission regime's repository every few "
+        "learning tasks and scores it on a fixed held-out set. Its checkpoints are drawn "
+        "here in four panels — held-out pass rate, repository size by type, artifact use "
+        "rate and signed degradation, one line per regime — above a table of their "
+        "numbers.\n\n"
+    )
+    text.append("Start one from a shell: ")
+    text.append("workbench evolve", "bold")
+    text.append(
+        " (its defaults play for about 17 minutes; `workbench evolve --help` lists the "
+        "worlds, stream sizes and regimes). This screen follows it as it runs; "
+    )
+    text.append("r", "bold #ffa62b")
+    text.append(" reads again.")
+    return text
+
+
 class EvolutionScreen(Screen[None]):
     """An evolution experiment's four panels and checkpoint table.
 
@@ -208,6 +231,14 @@ class EvolutionScreen(Screen[None]):
     }
     EvolutionScreen #evo-panels PlotextPlot { border: round $primary-darken-2; }
     EvolutionScreen #evo-table { height: 10; }
+    EvolutionScreen #evo-empty {
+        display: none;
+        height: 1fr;
+        padding: 1 2;
+        border: round $primary-darken-2;
+    }
+    EvolutionScreen.-empty #evo-empty { display: block; }
+    EvolutionScreen.-empty #evo-panels, EvolutionScreen.-empty #evo-table { display: none; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -236,6 +267,7 @@ class EvolutionScreen(Screen[None]):
         with Grid(id="evo-panels"):
             for panel in PANELS:
                 yield PlotextPlot(id=f"plot-{panel.replace('_', '-')}")
+        yield Static(id="evo-empty")
         yield RecordTable(CHECKPOINT_COLUMNS, id="evo-table", zebra_stripes=True)
         yield KeyFooter()
 
@@ -291,7 +323,10 @@ class EvolutionScreen(Screen[None]):
         self.wanted = data.name
         self.query_one("#evo-info", Static).update(summary(data))
         self._show_picker(data)
-        self._draw(data.series)
+        empty = not any(s.checkpoints for s in data.series)
+        self.set_class(empty, "-empty")  # one message in place of four empty panels
+        self.query_one("#evo-empty", Static).update(empty_state() if empty else "")
+        self._draw([] if empty else data.series)
         self._fill_table(data.series)
 
     def _show_picker(self, data: EvolutionData) -> None:
@@ -310,6 +345,9 @@ class EvolutionScreen(Screen[None]):
             plt = widget.plt
             plt.clear_data()
             plt.clear_figure()
+            if not series:  # hidden: the empty state says why
+                widget.refresh()
+                continue
             for line in lines:
                 if line.x:  # plotext's legend fails on a labelled line without points
                     draw = plt.plot if line.lines else plt.scatter
