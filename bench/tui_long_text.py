@@ -1,0 +1,123 @@
+"""Trajectory screen on a step whose observation is 200 MB, against one of 4 KB.
+
+Before steps were read cut (``Store.cut_steps``), pressing ``e`` on such a step did not return
+in five minutes. One database holds both episodes; each is opened in a fresh process (a
+headless ``run_test()`` app at 120x36) at its long step: the time to the frame that shows the
+step, then to the frames after ``e`` (expand) and ``]`` (the next window, read with
+``Store.step_text``), and the process's peak resident memory (Linux: ``VmHWM``). Prints each measure and its
+long/short ratio. SQLite still reads a long text once to cut it (its length is counted), so the
+long step costs that read; memory stays that of a window.
+
+    python bench/tui_long_text.py [--mb 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from store import Batch, Episode, Outcome, Step, Store, Task  # noqa: E402
+
+CHILD = r"""
+import asyncio, json, re, sys, time
+from tui.app import make_app
+from tui.screens.trajectory import TrajectoryScreen
+
+db, episode_id = sys.argv[1], sys.argv[2]
+
+async def frame(pilot, screen):
+    await pilot.app.workers.wait_for_complete()
+    await pilot._wait_for_screen()
+    screen._on_timer_update()
+
+async def main():
+    app = make_app(db, poll_interval=0)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await app.workers.wait_for_complete()
+        screen = TrajectoryScreen(app.session, episode_id, start=1)
+        started = time.perf_counter()
+        await app.push_screen(screen)
+        await screen.painted.wait()
+        await frame(pilot, screen)
+        opened = time.perf_counter()
+        await pilot.press("e")
+        await frame(pilot, screen)
+        expanded = time.perf_counter()
+        await pilot.press("right_square_bracket")
+        await frame(pilot, screen)
+        paged = time.perf_counter()
+    # VmHWM, not ru_maxrss: the latter keeps the parent's peak (which built 200 MB) across exec
+    status = open("/proc/self/status").read()
+    peak = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
+    print(json.dumps({
+        "open": opened - started, "e": expanded - opened, "]": paged - expanded, "peak_mb": peak
+    }))
+
+asyncio.run(main())
+"""
+
+
+def build(path: Path, mb: int) -> None:
+    """Two episodes whose step 1 observes 200 MB (``long``) or 4 KB (``short``)."""
+    line = "".join(f"{i % 10}" for i in range(79)) + "\n"
+    with Store(path) as store:
+        store.put_batch(Batch(id="bench", name="bench", kind="run"))
+        store.put_task(Task(id="sw:t:0", environment="sw", family="t", instruction="read it"))
+        for episode_id, size in (("short", 4_000), ("long", mb * 1_000_000)):
+            store.add_episode(
+                Episode(
+                    id=episode_id,
+                    task_id="sw:t:0",
+                    agent="bench",
+                    batch_id="bench",
+                    outcome=Outcome(success=False),
+                ),
+                [
+                    Step(episode_id=episode_id, index=0, kind="action", action="cat big.log"),
+                    Step(
+                        episode_id=episode_id,
+                        index=1,
+                        kind="observation",
+                        observation=line * (size // len(line)),
+                    ),
+                    Step(episode_id=episode_id, index=2, kind="action", action="wait"),
+                ],
+            )
+
+
+def measure(db: Path, episode_id: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(db), episode_id],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=200, help="megabytes of the long observation")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        build(db, args.mb)
+        short = measure(db, "short")
+        long = measure(db, "long")
+    for key, unit in (("open", "s"), ("e", "s"), ("]", "s"), ("peak_mb", "MB")):
+        print(
+            f"{key:>7}: {args.mb} MB step {long[key]:8.2f} {unit}, 4 KB step "
+            f"{short[key]:8.2f} {unit}, ratio {long[key] / short[key]:6.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
