@@ -230,7 +230,7 @@ def measure(commit: str, keep: Path | None = None) -> dict[str, Any]:
             if commands[-1]["returncode"]:
                 sys.exit(f"failed:\n{commands[-1]['output']}")
         finished = load()
-        numbers = read_numbers(repository / "workbench.db", commands)
+        numbers = read_numbers(repository, commands)
         numbers["tests"] = collected(repository, env)
     finally:
         if keep:
@@ -257,11 +257,13 @@ DEMO_BATCH = re.compile(r"demo(?:-[a-z0-9]+)?-(?:train|test)")
 """The demo's own batches (``demo-train``, ``demo-textworld-test``), not later runs like them."""
 
 
-def read_numbers(db: Path, commands: list[dict[str, Any]]) -> dict[str, Any]:
-    """What README says the Example made, read from its database and outputs."""
+def read_numbers(repository: Path, commands: list[dict[str, Any]]) -> dict[str, Any]:
+    """What README says the Example made, read from its database (with the measured commit's
+    own store) and from the commands' outputs."""
+    sys.path.insert(0, str(repository))
     from store import EpisodeFilter, Store
 
-    with Store(db) as store:
+    with Store(repository / "workbench.db") as store:
         demo = {}
         for batch in store.batches():
             if DEMO_BATCH.fullmatch(batch.name):
@@ -325,9 +327,11 @@ def read_numbers(db: Path, commands: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def duration(seconds: float) -> str:
-    """``48 s``, ``2 min 46 s``."""
+    """``48 s``, ``75 s``, ``2 min``, ``2 min 46 s``."""
     seconds = round(seconds)
-    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
+    if seconds < 90:
+        return f"{seconds} s"
+    return f"{seconds // 60} min" + (f" {seconds % 60} s" if seconds % 60 else "")
 
 
 def count(n: int, one: str, many: str | None = None) -> str:
@@ -407,8 +411,7 @@ def example_notes(figures: dict[str, Any]) -> str:
     return (
         f"Times are wall-clock, measured by {measured_on(figures)}, running the commands in "
         f"this order in a fresh clone — all but {skipped_}, which needs a model endpoint; each "
-        f"command without a time took {min(short):.1f}–{max(short):.1f} s, most of it starting "
-        f"Python. In that order `replay` judges {replay['judged']} candidates on "
+        f"command without a time took {min(short):.1f}–{max(short):.1f} s. In that order `replay` judges {replay['judged']} candidates on "
         f"{replay['cases'][0]} to {replay['cases'][1]} cases each, drawn from the "
         f"{' and '.join(f'`{b}`' for b in replay['case_batches'])} runs, and admits "
         f"{sum(replay['admitted'].values())} ({kinds(replay['admitted'])}); the repository then "
@@ -470,7 +473,7 @@ def preservation(regimes: dict[str, Any]) -> str:
                     else ""
                 )
             )
-    return "In this run " + "; ".join(said) + "."
+    return "In this run, " + "; ".join(said) + "."
 
 
 REGIONS = {"quick-start": quick_start, "example": example_notes, "evolve": evolution_table}
