@@ -21,9 +21,7 @@ from store.artifacts import (
     Scope,
 )
 from store.db import (
-    CUT_TEXTS,
     DEFAULT_DB,
-    CutStep,
     EpisodeFilter,
     GroupStats,
     ListedEpisode,
@@ -51,6 +49,7 @@ from store.records import (
     Usage,
 )
 from store.synth import SYNTH_WORKSPACE, ExampleKind, SynthExample, SynthTask, Verdict
+from store.texts import CUT_TEXTS, CutStep
 
 __all__ = [
     "CUT_TEXTS",

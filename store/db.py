@@ -16,6 +16,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
+from store import texts
 from store.analyses import AnalysisTables
 from store.evolution import EvolutionTables
 from store.locks import BUSY_TIMEOUT_MS, LockStats, LockWaitHook, retrying
@@ -25,6 +26,7 @@ from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, ut
 from store.repository import RepositoryTables
 from store.rows import column_names, from_row, row_values, rows_values, to_row
 from store.synth import SynthTables
+from store.texts import CutStep
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -351,42 +353,7 @@ LEAN_CACHE_SIZE = -2048
 pages are written once and not read again, so caching them only adds their size to memory."""
 
 
-CUT_TEXTS = ("content", "thought", "action", "observation")
-"""The texts of a step that :meth:`Store.cut_steps` cuts and :meth:`Store.step_text` pages."""
 SQLITE_INT_MAX = 2**63 - 1
-
-
-@dataclass(frozen=True)
-class CutStep:
-    """A step read with each text cut to a window (:meth:`Store.cut_steps`)."""
-
-    step: Step
-    """The step, each of its texts the window's characters of it (from :attr:`offset`)."""
-    lengths: dict[str, int]
-    """The full length in characters of each of :data:`CUT_TEXTS`, and of the stored raw
-    record as ``raw`` (0 when there is none)."""
-    offset: int = 0
-    """Where in each text the window starts."""
-
-    def cut(self, field: str) -> bool:
-        """Whether ``field``'s text (or the raw record) holds more than the step shows."""
-        if field == "raw":
-            return self.lengths["raw"] > 0 and self.step.raw is None
-        return self.lengths[field] > len(getattr(self.step, field))
-
-
-def _cut_step(row: Sequence[Any], offset: int) -> CutStep:
-    values = dict(zip(("episode_id", "index", "kind", "role"), row[:4], strict=True))
-    lengths: dict[str, int] = {}
-    for k, field in enumerate(CUT_TEXTS):
-        values[field], lengths[field] = row[4 + 2 * k], row[5 + 2 * k]
-    rest = row[4 + 2 * len(CUT_TEXTS) :]
-    names = ("tool_name", "tool_call_id", "reward", "timestamp", "raw")
-    values.update(zip(names, rest[:5], strict=True))
-    lengths["raw"] = rest[5] or 0
-    if any(lengths[f] > len(values[f]) for f in CUT_TEXTS):
-        values["raw"] = None  # its references to the step's texts need them whole
-    return CutStep(from_row(Step, values), lengths, offset)
 
 
 class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, SynthTables):
@@ -832,40 +799,21 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         offset: int = 0,
     ) -> list[CutStep]:
         """Steps ``start`` to ``stop`` (exclusive) of an episode, each text cut to the
-        ``chars`` characters from ``offset``, with every text's full length: what a reader
-        shows of steps whose texts may be hundreds of megabytes, in memory bounded by
-        ``chars`` (SQLite still reads a long text once to cut it, but never hands all of it
-        to Python).
-
-        A step with a cut text comes without its raw record (the record may hold the text
-        again, and is stored with references to the step's full texts), as does a step whose
-        raw record is longer than ``chars``; its ``lengths["raw"]`` tells how long it is.
-        """
-        texts = ", ".join(f'substr("{c}", :offset, :n), length("{c}")' for c in CUT_TEXTS)
-        sql = (
-            f'SELECT episode_id, "index", kind, role, {texts}, tool_name, tool_call_id, reward, '
-            "timestamp, CASE WHEN length(raw) <= :n THEN raw END AS raw, length(raw) "
-            'FROM steps WHERE episode_id = :episode AND "index" >= :start AND "index" < :stop '
-            'ORDER BY "index"'
-        )
-        params = {"n": max(chars, 0), "offset": max(offset, 0) + 1, "episode": episode_id}
-        params |= {"start": start, "stop": stop if stop is not None else SQLITE_INT_MAX}
-        return [_cut_step(row, offset) for row in self._rows(sql, params)]  # type: ignore[arg-type]
+        ``chars`` characters from ``offset``, with every text's full length, in memory and
+        time bounded by ``chars`` whatever the texts hold (:mod:`store.texts`)."""
+        stop = stop if stop is not None else SQLITE_INT_MAX
+        with self._lock:
+            return texts.cut_steps(self.conn, episode_id, start, stop, chars, offset)
 
     def step_text(self, episode_id: str, index: int, field: str, start: int, chars: int) -> str:
         """Characters ``start`` to ``start + chars`` of one text of one step (``""`` past its
         end, or when there is no such step): a long text read a window at a time.
 
         Raises:
-            ValueError: ``field`` is not one of :data:`CUT_TEXTS`.
+            ValueError: ``field`` is not one of :data:`~store.texts.CUT_TEXTS`.
         """
-        if field not in CUT_TEXTS:
-            raise ValueError(f"a step's texts are {', '.join(CUT_TEXTS)}; not {field!r}")
-        row = self.conn.execute(
-            f'SELECT substr("{field}", ?, ?) FROM steps WHERE episode_id = ? AND "index" = ?',
-            (start + 1, max(chars, 0), episode_id, index),
-        ).fetchone()
-        return row[0] if row is not None else ""
+        with self._lock:
+            return texts.step_text(self.conn, episode_id, index, field, start, chars)
 
     def search(
         self, query: str, where: EpisodeFilter = EpisodeFilter(), limit: int = 50
