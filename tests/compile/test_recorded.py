@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from workbench.analyze.analyst import FailureCase
 from workbench.compile import recorded
 from workbench.compile.proposals import MemberCase
@@ -55,3 +57,18 @@ def test_members_that_give_no_rule_say_what_to_do() -> None:
     assert "same kind of action" in recorded.read(member([CANCEL], [CANCEL]))
     assert "already done" in recorded.read(member([LOOKUP, CANCEL], [LOOKUP, CANCEL], start=1))
     assert recorded.read(member([CANCEL], [LOOKUP], start=5)) == recorded.NO_ACTION
+
+
+@pytest.mark.parametrize(
+    ("head", "history", "found"),
+    [
+        ("get_user", "> get_user(x)", True),
+        ("get_user", "> get_username(x)", False),
+        ("ls", "> ls -l", True),
+        ("fetch!", "> fetch!(x)", True),  # (a head ending in punctuation: '\b' never matched)
+        ("fetch!", "> fetch!x", False),
+        ("name\u202e", "> name\u202e(1)", True),
+    ],
+)
+def test_the_history_pattern_finds_a_head_whatever_its_last_character(head, history, found):
+    assert (re.search(recorded.history_pattern(head), "look\n" + history) is not None) is found

@@ -81,8 +81,9 @@ def action_pattern(action: str) -> str:
 
 
 def history_pattern(head: str) -> str:
-    """A regex finding an action of kind ``head`` in the evidence's recent history."""
-    return f"(?:^|\\n)> \\s*{re.escape(head)}\\b"
+    """A regex finding an action of kind ``head`` in the evidence's recent history (the head
+    whole: not followed by a word character, whatever its own last character is)."""
+    return f"(?:^|\\n)> \\s*{re.escape(head)}(?!\\w)"
 
 
 def _cite(episode_id: str, index: int) -> Citation:
