@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ CUT_TEXTS = ("content", "thought", "action", "observation")
 """The texts of a step that :func:`cut_steps` cuts and :func:`step_text` pages."""
 PIECE = 1 << 20
 """Bytes of a long text read at a time."""
+SMALL_CACHE = -2048
+"""SQLite's page cache (negative: in KiB) while a long text is read."""
 _CONTINUATION = bytes(range(0x80, 0xC0))
 _STEPS = (
     'SELECT id, episode_id, "index", kind, role, tool_name, tool_call_id, reward, timestamp, '
@@ -93,13 +96,26 @@ def window(
             text = blob.read().decode("utf-8")
             return text[offset : offset + chars], len(text)
         parts, seen = [], 0
-        for piece in _pieces(blob):
-            count = len(piece.translate(None, _CONTINUATION))
-            if seen + count > offset and seen < offset + chars:
-                text = piece.decode("utf-8")
-                parts.append(text[max(offset - seen, 0) : offset + chars - seen])
-            seen += count
+        with _small_cache(conn):
+            for piece in _pieces(blob):
+                count = len(piece.translate(None, _CONTINUATION))
+                if seen + count > offset and seen < offset + chars:
+                    text = piece.decode("utf-8")
+                    parts.append(text[max(offset - seen, 0) : offset + chars - seen])
+                seen += count
         return "".join(parts), seen
+
+
+@contextmanager
+def _small_cache(conn: sqlite3.Connection) -> Iterator[None]:
+    """SQLite's page cache kept at :data:`SMALL_CACHE` while a long text is read: its pages
+    are read once, and would otherwise fill the whole cache."""
+    size = conn.execute("PRAGMA cache_size").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = {SMALL_CACHE}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {size}")
 
 
 def _pieces(blob: Any) -> Iterator[bytes]:

@@ -8,8 +8,21 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from store import SCHEMA_VERSION, Batch, Episode, EpisodeFilter, Outcome, Span, Step, Store, Task
+from store import (
+    SCHEMA_VERSION,
+    Batch,
+    Episode,
+    EpisodeFilter,
+    Outcome,
+    Span,
+    Step,
+    Store,
+    Task,
+    texts,
+)
 from store.migrations import MIGRATIONS, Migration, migrate
 
 
@@ -343,3 +356,26 @@ def test_replays_can_be_left_out_of_a_filter(store):
         )
     assert {e.id for e in store.iter_episodes(EpisodeFilter())} == {"run:e", "replay:e"}
     assert [e.id for e in store.iter_episodes(EpisodeFilter(replays=False))] == ["run:e"]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.text(alphabet=st.sampled_from("aé€😀\n"), max_size=60),
+    offset=st.integers(0, 70),
+    chars=st.integers(0, 70),
+    piece=st.integers(1, 9),
+)
+def test_a_long_text_read_in_pieces_gives_the_window_and_length_slicing_gives(
+    store, monkeypatch, text, offset, chars, piece
+):
+    """Pieces of a few bytes cut characters of two, three and four bytes anywhere."""
+    monkeypatch.setattr(texts, "PIECE", piece)
+    store.conn.execute("DELETE FROM episodes")
+    add(store, "t", False, n=1)
+    store.conn.execute("UPDATE steps SET observation = ? WHERE episode_id = 't'", (text,))
+    (cut,) = store.cut_steps("t", 0, 1, chars=chars, offset=offset)
+    assert cut.step.observation == text[offset : offset + chars]
+    assert cut.lengths["observation"] == len(text)
+    assert store.step_text("t", 0, "observation", offset, chars) == text[offset : offset + chars]
