@@ -5,8 +5,7 @@ in five minutes. One database holds both episodes; each is opened in a fresh pro
 headless ``run_test()`` app at 120x36) at its long step: the time to the frame that shows the
 step, then to the frames after ``e`` (expand) and ``]`` (the next window, read with
 ``Store.step_text``), and the process's peak resident memory (Linux: ``VmHWM``). Prints each measure and its
-long/short ratio. SQLite still reads a long text once to cut it (its length is counted), so the
-long step costs that read; memory stays that of a window.
+long/short ratio: memory stays that of a window of the text.
 
     python bench/tui_long_text.py [--mb 200]
 """
