@@ -9,7 +9,9 @@ which reports its own CPU time and peak resident memory (``VmHWM``: the process'
 - importing the big record: peak over the record's size (target <= 3);
 - ``workbench show BIG --steps 1`` (a window of the big step's text) against ``show`` of the
   small step, and ``workbench show LONG`` (a page of steps by default) against ``show`` of
-  the 100-step episode: CPU and peak ratios (target <= 1.5 each: what is shown is the same);
+  the 100-step episode: CPU and peak ratios (target <= 1.5 each: what is shown is the same;
+  for the big step's CPU <= 2: its length in characters is counted from its bytes, a
+  megabyte at a time, about 0.15 s for 200 MB);
 - the length of the error line an import gives for a record whose bad value is 2 MB.
 
     python bench/huge_steps.py [--size 200] [--steps 1000000]
@@ -134,10 +136,11 @@ def main() -> None:
         ):
             shown, small = measured(*command), measured(*base)
             cpu, peak = shown["cpu"] / small["cpu"], shown["peak_mb"] / small["peak_mb"]
-            ok &= cpu <= 1.5 and peak <= 1.5
+            most = 2 if "MB step" in label else 1.5
+            ok &= cpu <= most and peak <= 1.5
             print(f"{label}: {shown['cpu']:.2f} s CPU, peak {shown['peak_mb']:.0f} MB against "
                   f"{small['cpu']:.2f} s, {small['peak_mb']:.0f} MB; ratios {cpu:.2f} / "
-                  f"{peak:.2f} (targets <= 1.5)")  # fmt: skip
+                  f"{peak:.2f} (targets <= {most:g} / 1.5)")  # fmt: skip
         page = measured("workbench", "--db", str(db), "show", "long", "--steps", "0:100")
         default = measured("workbench", "--db", str(db), "show", "long")
         print(f"show long: {default['cpu']:.2f} s CPU by default, {page['cpu']:.2f} s with "
