@@ -19,9 +19,9 @@ from store.db import OutcomeFilter
 from store.locks import LockWaitHook
 from store.records import Split
 from workbench.backends import Backends, ReasonerConfig, backends_from, reasoner_config
+from workbench.escapes import shown as plain
 from workbench.llm.client import ConfigError
 from workbench.spans import SPAN_KINDS, ChangeKind, SpanChange, SpanHistory, spans_at
-from workbench.terminal import plain
 
 if TYPE_CHECKING:  # executors load when a job needs one, not at start-up
     from workbench.executors import ExecutorChoice, LocalPool, RayExecutor

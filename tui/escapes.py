@@ -4,7 +4,8 @@ An imported log may carry terminal escapes (a clipboard write ``ESC ] 52``, a cl
 ``ESC [ 2J``, a hyperlink or a window title, a C1 ``CSI``). Textual and rich drop a few
 control characters (bell, backspace, carriage return…) but pass ``ESC`` and C1 through to the
 terminal. The terminal UI shows them as the CLI does, as ``\\xNN``
-(:func:`workbench.terminal.plain`), at two levels:
+(:func:`workbench.escapes.shown`; bidirectional overrides and hidden line breaks
+too), at two levels:
 
 - before layout, where widgets take stored text (:func:`shown` for a string,
   :func:`escaped` for a rich ``Text``; :class:`~tui.widgets.record_table.RecordTable` escapes
@@ -21,26 +22,22 @@ from rich.text import Text
 from textual.color import Color
 from textual.filter import LineFilter
 
-from workbench.terminal import CONTROL, plain
+from workbench.escapes import UNSAFE, shown
 
-__all__ = ["CONTROL", "ControlFilter", "escaped", "shown"]
-
-shown = plain
-"""``text`` with its control characters shown as ``\\xNN``: what a widget is given of a
-stored string (newlines and tabs are kept)."""
+__all__ = ["UNSAFE", "ControlFilter", "escaped", "shown"]
 
 
 def escaped(text: Text) -> Text:
     """``text`` with each control character shown as ``\\xNN`` in the style it had (the same
     ``text`` when it has none)."""
-    if not CONTROL.search(text.plain):
+    if not UNSAFE.search(text.plain):
         return text
-    cuts = sorted({i for m in CONTROL.finditer(text.plain) for i in (m.start(), m.end())})
+    cuts = sorted({i for m in UNSAFE.finditer(text.plain) for i in (m.start(), m.end())})
     out = text.blank_copy()  # the whole text's style, once
     for part in text.divide(cuts):
         part.style = ""
-        if CONTROL.fullmatch(part.plain):
-            escape = Text(plain(part.plain))
+        if UNSAFE.fullmatch(part.plain):
+            escape = Text(shown(part.plain))
             for span in part.spans:
                 escape.stylize(span.style)
             part = escape
@@ -53,8 +50,8 @@ class ControlFilter(LineFilter):
     ``\\xNN`` (as the CLI's console shows it), the line cut back to its width."""
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        if not any(CONTROL.search(text) for text, _, control in segments if not control):
+        if not any(UNSAFE.search(text) for text, _, control in segments if not control):
             return segments
         width = Segment.get_line_length(segments)
-        safe = [s if s.control else Segment(plain(s.text), s.style) for s in segments]
+        safe = [s if s.control else Segment(shown(s.text), s.style) for s in segments]
         return Segment.adjust_line_length(safe, width)

@@ -1,19 +1,22 @@
-"""Text nobody controls (imported logs, model replies) written to files: no character in it may
-drive a terminal that shows the file, or disguise what the file says.
+"""Text nobody controls (imported logs, model replies) shown on a terminal or written to files:
+no character in it may drive a terminal that shows it, or disguise what it says.
 
-- :data:`UNSAFE` — the control characters :data:`workbench.terminal.CONTROL` names (C0 but
-  newline and tab, DEL, C1), and the characters that disguise text: the line and paragraph
+- :data:`CONTROL` — control characters other than newline and tab (C0, DEL, C1): what would
+  drive a terminal (``ESC`` starts a clipboard write, a cleared screen, a window title, a
+  hyperlink; a C1 ``CSI`` does alone).
+- :data:`UNSAFE` — those, and the characters that disguise text: the line and paragraph
   separators (U+2028, U+2029: a line break nothing shows) and the bidirectional embeddings,
   overrides and isolates (U+202A-U+202E, U+2066-U+2069: text shown in another order than it
   is read).
-- :func:`shown` — those characters made visible (``\\x1b``, ``\\u202e``), for Markdown and other
-  text a person or a model reads.
+- :func:`shown` — those characters made visible (``\\x1b``, ``\\u202e``): what every face
+  that prints data (the CLI's consoles, the terminal UI's widgets) and every Markdown file
+  shows of them.
 - :func:`json_dumps` — ``json.dumps(value, ensure_ascii=False)`` with those of them that JSON
   leaves raw (DEL, C1 and the disguising ones; JSON escapes C0 itself) written as ``\\uXXXX``
   escapes: lossless, since every JSON reader reads the escape back as the character.
 
-Only the standard library and :mod:`workbench.terminal` are imported: the engine's writers and
-the faces can all use it.
+Only the standard library is imported: the engine's writers and every face (the CLI and the
+terminal UI, which may not import each other) use it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import json
 import re
 from typing import Any
 
-from workbench.terminal import CONTROL
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters other than newline and tab."""
 
 DISGUISING = "\u2028\u2029\u202a-\u202e\u2066-\u2069"
 """A character class of the characters that disguise text: line and paragraph separators, and

@@ -23,11 +23,12 @@ from store import Store
 from tests.tui.conftest import SIZE, settle
 from tui.app import make_app
 from tui.escapes import ControlFilter, escaped
+from workbench.escapes import UNSAFE as CONTROL
+from workbench.escapes import shown as plain
 from workbench.ingest import import_paths
 from workbench.manual.formulate import formulate
 from workbench.manual.heuristic import HeuristicFormulator
 from workbench.manual.operations import OPERATIONS, apply
-from workbench.terminal import CONTROL, plain
 
 HOSTILE = (
     "\x1b]52;c;SEVMTE8=\x07"  # OSC 52: write the clipboard

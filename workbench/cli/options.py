@@ -19,7 +19,8 @@ import click
 from rich.console import Console
 from rich.segment import Segment
 
-from workbench.terminal import CONTROL, plain
+from workbench.escapes import UNSAFE
+from workbench.escapes import shown as plain
 
 if TYPE_CHECKING:
     from store import EpisodeFilter, Store
@@ -52,7 +53,7 @@ class SafeConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         return super()._render_buffer(
             Segment(plain(text), style, control)
-            if not control and CONTROL.search(text)
+            if not control and UNSAFE.search(text)
             else Segment(text, style, control)
             for text, style, control in buffer
         )
