@@ -487,7 +487,8 @@ WIDTH = 95
 def wrapped(text: str) -> str:
     """Paragraphs filled to :data:`WIDTH` (never between a number and its unit); table lines
     left whole."""
-    kept = re.sub(r"(\d) (s|min|GB)\b", "\\1\u00a0\\2", text)  # textwrap breaks no NBSP
+    unit = r"(?<=\d) (?=s\b|min\b|GB\b)|(?<=\bmin) (?=\d)"  # spaces inside "1 min 35 s"
+    kept = re.sub(unit, "\u00a0", text)  # textwrap breaks no NBSP
     return "\n\n".join(
         paragraph
         if paragraph.startswith("|")
