@@ -14,8 +14,6 @@ prints both and their ratio (target: under a second, ratio ≤ 2).
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,35 +21,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._tui import child_result  # noqa: E402
 from store import Manual, Store  # noqa: E402
 from workbench.manual.formulate import formulate  # noqa: E402
 from workbench.manual.heuristic import HeuristicFormulator  # noqa: E402
 from workbench.manual.operations import OPERATIONS, apply  # noqa: E402
 
 CHILD = """
-import asyncio, json, statistics, sys, time
-from tui.app import make_app
+import asyncio, json, statistics, sys
+from bench._tui import headless, seconds_to_frame
 from tui.screens.manual import ManualScreen
 
 db, repeat = sys.argv[1], int(sys.argv[2])
 
-async def open_once(app, pilot):
-    screen = ManualScreen(app.session)
-    started = time.perf_counter()
-    await app.push_screen(screen)
+async def loaded(pilot, screen):
     while not screen.loaded:  # the manual (its first part) is mounted
         await pilot.pause()
-    await pilot._wait_for_screen()  # pending layout and refresh messages are handled ...
-    screen._on_timer_update()  # ... and the frame showing the manual is drawn
-    elapsed = time.perf_counter() - started
+
+async def open_once(app, pilot):
+    screen = ManualScreen(app.session)
+    elapsed = await seconds_to_frame(pilot, screen, loaded(pilot, screen))
     app.pop_screen()
     await pilot.pause()
     return elapsed
 
 async def main():
-    app = make_app(db, poll_interval=0)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await app.workers.wait_for_complete()
+    async with headless(db) as (app, pilot):
         await open_once(app, pilot)
         times = [await open_once(app, pilot) for _ in range(repeat)]
     print(json.dumps({"seconds": statistics.median(times)}))
@@ -90,14 +85,7 @@ def build(long: Path, short: Path, lines: int) -> int:
 
 
 def measure(db: Path, repeat: int) -> float:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), str(repeat)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])["seconds"]
+    return child_result(CHILD, str(db), str(repeat))["seconds"]
 
 
 def main() -> None:

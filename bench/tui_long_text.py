@@ -13,8 +13,6 @@ long/short ratio: memory stays that of a window of the text.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -22,24 +20,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._tui import child_result  # noqa: E402
 from store import Batch, Episode, Outcome, Step, Store, Task  # noqa: E402
 
 CHILD = r"""
-import asyncio, json, re, sys, time
-from tui.app import make_app
+import asyncio, json, sys, time
+from bench._tui import draw, headless, peak_mb
 from tui.screens.trajectory import TrajectoryScreen
 
 db, episode_id = sys.argv[1], sys.argv[2]
 
 async def frame(pilot, screen):
     await pilot.app.workers.wait_for_complete()
-    await pilot._wait_for_screen()
-    screen._on_timer_update()
+    await draw(pilot, screen)
 
 async def main():
-    app = make_app(db, poll_interval=0)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await app.workers.wait_for_complete()
+    async with headless(db) as (app, pilot):
         screen = TrajectoryScreen(app.session, episode_id, start=1)
         started = time.perf_counter()
         await app.push_screen(screen)
@@ -52,11 +48,9 @@ async def main():
         await pilot.press("right_square_bracket")
         await frame(pilot, screen)
         paged = time.perf_counter()
-    # VmHWM, not ru_maxrss: the latter keeps the parent's peak (which built 200 MB) across exec
-    status = open("/proc/self/status").read()
-    peak = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024
     print(json.dumps({
-        "open": opened - started, "e": expanded - opened, "]": paged - expanded, "peak_mb": peak
+        "open": opened - started, "e": expanded - opened, "]": paged - expanded,
+        "peak_mb": peak_mb(),
     }))
 
 asyncio.run(main())
@@ -92,14 +86,7 @@ def build(path: Path, mb: int) -> None:
 
 
 def measure(db: Path, episode_id: str) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), episode_id],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_result(CHILD, str(db), episode_id)
 
 
 def main() -> None:

@@ -4,7 +4,7 @@ The step list is virtual (it reads a window of steps around the cursor), so open
 episode should cost about what opening a short one does. One database holds both episodes;
 each is opened in a fresh process (a headless ``run_test()`` app at 120x36): the time from
 pushing the screen to the frame that shows its step list and first step's detail (median of
-``--repeat`` openings after one warm-up), and the process's peak resident memory. Prints both
+``--repeat`` openings after one warm-up), and the process's peak resident memory (``VmHWM``). Prints both
 measures and their long/short ratios (target ≤ 1.5 for each).
 
     python bench/tui_open.py [--steps 10000] [--observation 400] [--repeat 11]
@@ -13,9 +13,7 @@ measures and their long/short ratios (target ≤ 1.5 for each).
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -23,36 +21,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench._tui import child_result  # noqa: E402
 from store import Batch, Episode, Outcome, Step, Store, Task  # noqa: E402
 
 CHILD = """
-import asyncio, json, resource, statistics, sys, time
-from tui.app import make_app
+import asyncio, json, statistics, sys
+from bench._tui import headless, peak_mb, seconds_to_frame
 from tui.screens.trajectory import TrajectoryScreen
 
 db, episode_id, warmup_id, repeat = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
 async def open_once(app, pilot, eid):
     screen = TrajectoryScreen(app.session, eid)
-    started = time.perf_counter()
-    await app.push_screen(screen)
-    await screen.painted.wait()
-    await pilot._wait_for_screen()  # pending layout and refresh messages are handled ...
-    screen._on_timer_update()  # ... and the frame with the list and the detail is drawn
-    elapsed = time.perf_counter() - started
+    elapsed = await seconds_to_frame(pilot, screen, screen.painted.wait())
     assert screen.detail.step is not None and screen.step_list.has_row(0)
     app.pop_screen()
     await pilot.pause()
     return elapsed
 
 async def main():
-    app = make_app(db, poll_interval=0)
-    async with app.run_test(size=(120, 36)) as pilot:
-        await app.workers.wait_for_complete()
+    async with headless(db) as (app, pilot):
         await open_once(app, pilot, warmup_id)
         times = [await open_once(app, pilot, episode_id) for _ in range(repeat)]
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": statistics.median(times), "peak_mb": peak}))
+    print(json.dumps({"seconds": statistics.median(times), "peak_mb": peak_mb()}))
 
 asyncio.run(main())
 """
@@ -90,14 +81,7 @@ def build(path: Path, long_steps: int, observation: int) -> None:
 
 
 def measure(db: Path, episode_id: str, repeat: int) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), episode_id, "warmup", str(repeat)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_result(CHILD, str(db), episode_id, "warmup", str(repeat))
 
 
 def main() -> None:

@@ -64,6 +64,25 @@ def data_dir() -> Path:
     return DATA
 
 
+@pytest.fixture
+def tau_compiled(db_path: Path) -> Path:
+    """A database of the tau-bench results sample (``tests/data/openai-chat``) imported,
+    analysed and compiled through the CLI: one rule staged from imported logs, its stored form
+    holding the compiler's placeholder name and description."""
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    for args in (
+        ["import", str(DATA / "openai-chat" / "tau_results.json")],
+        ["analyze"],
+        ["compile"],
+    ):
+        done = CliRunner().invoke(main, ["--db", str(db_path), *args], catch_exceptions=False)
+        assert done.exit_code == 0, done.output
+    return db_path
+
+
 @pytest.fixture(scope="session")
 def scienceworld():
     """One real ScienceWorld simulator (one JVM) shared by the whole test session."""

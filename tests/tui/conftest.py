@@ -12,9 +12,11 @@ from __future__ import annotations
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from store import (
     Activation,
@@ -283,6 +285,17 @@ def add_episode(store: Store, spec: tuple, batch: str = "demo-train") -> None:
     )
 
 
+def add_failed_run(
+    store: Store, episode_id: str, steps: list[Step], task: str = "scienceworld:boil:0"
+) -> None:
+    """Store a failed run of ``task`` in the demo-train batch: ``steps`` and nothing more (no
+    score, message, agent or times)."""
+    store.add_episode(
+        Episode(id=episode_id, task_id=task, batch_id="demo-train", outcome=Outcome(success=False)),
+        steps,
+    )
+
+
 def build(path: Path) -> None:
     """Write the test database at ``path``."""
     with Store(path) as store:
@@ -345,6 +358,20 @@ async def settle(pilot: Pilot) -> None:
         if all(worker.is_finished for worker in app.workers):
             return
     raise AssertionError("workers did not settle")
+
+
+ScreenT = TypeVar("ScreenT", bound=Screen)
+
+
+async def screen_for_key(pilot: Pilot, key: str, kind: type[ScreenT]) -> ScreenT:
+    """Press ``key`` once everything has settled: the screen shown once everything has settled
+    again, checked to be a ``kind``."""
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 def rows(table) -> list[list[str]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from store import Batch, Episode, EpisodeFilter, Outcome, Step, Store, Task
-from tests.tui.conftest import SIZE, WHEN, settle, shown
+from tests.tui.conftest import SIZE, WHEN, screen_for_key, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.clusters import ClustersScreen, read_clusters
 from tui.screens.compare import CompareScreen
@@ -98,12 +98,7 @@ def analysed_db(clusters_db: Path) -> Path:
 
 
 async def open_clusters(pilot) -> ClustersScreen:
-    await settle(pilot)
-    await pilot.press("C")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, ClustersScreen)
-    return screen
+    return await screen_for_key(pilot, "C", ClustersScreen)
 
 
 def info(screen: ClustersScreen) -> str:

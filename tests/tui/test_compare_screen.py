@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store import Episode, Outcome, Step, Store, Task
-from tests.tui.conftest import SIZE, settle, shown, steps_for
+from tests.tui.conftest import SIZE, add_failed_run, screen_for_key, settle, shown, steps_for
 from tui.screens.compare import CompareScreen
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.alignment_table import AlignmentTable
@@ -13,12 +13,7 @@ from tui.widgets.step_detail import StepDetail
 async def open_compare(pilot, episode_id: str) -> CompareScreen:
     await settle(pilot)
     pilot.app.screen.open_trajectory(episode_id)
-    await settle(pilot)
-    await pilot.press("c")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, CompareScreen)
-    return screen
+    return await screen_for_key(pilot, "c", CompareScreen)
 
 
 def info(screen: CompareScreen) -> str:
@@ -82,15 +77,8 @@ async def test_variations_align_through_entity_abstraction_and_d_jumps_back(app)
 async def test_failure_without_any_success_says_so(app):
     with Store(app.db_path) as store:
         store.put_task(Task(id="other:1", environment="other", family="lonely", instruction="x"))
-        store.add_episode(
-            Episode(
-                id="lonely-1",
-                task_id="other:1",
-                batch_id="demo-train",
-                outcome=Outcome(success=False),
-            ),
-            [Step(episode_id="lonely-1", index=0, kind="action", action="look")],
-        )
+        lonely = [Step(episode_id="lonely-1", index=0, kind="action", action="look")]
+        add_failed_run(store, "lonely-1", lonely, task="other:1")
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_compare(pilot, "lonely-1")
         assert screen.comparison is None

@@ -7,7 +7,7 @@ import threading
 from dataclasses import replace
 
 from store import Store
-from tests.tui.conftest import SIZE, rows, settle, shown
+from tests.tui.conftest import SIZE, rows, screen_for_key, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.clusters import ClustersScreen
 from tui.screens.compile import CompileScreen, attempts_line, read_specs
@@ -18,12 +18,7 @@ from tui.widgets.job_progress import JobProgress
 
 
 async def open_compile(pilot) -> CompileScreen:
-    await settle(pilot)
-    await pilot.press("K")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, CompileScreen)
-    return screen
+    return await screen_for_key(pilot, "K", CompileScreen)
 
 
 def info(screen: CompileScreen) -> str:

@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from store import Episode, EpisodeFilter, Outcome, Span, Step, Store
-from tests.tui.conftest import LONG_ID, LONG_STEPS
+from store import EpisodeFilter, Span, Step, Store
+from tests.tui.conftest import LONG_ID, LONG_STEPS, add_failed_run
 from tui.data import (
     FIND_CHARS,
     SpanHistory,
@@ -99,13 +99,9 @@ def test_find_step_reads_ranges_and_ignores_case(db, monkeypatch):
 
 def test_find_step_looks_in_the_first_characters_of_a_long_text(db):
     text = "quokka " + "." * FIND_CHARS + " wombat"
-    db.add_episode(
-        Episode(
-            id="long-text",
-            task_id="scienceworld:boil:0",
-            batch_id="demo-train",
-            outcome=Outcome(success=False),
-        ),
+    add_failed_run(
+        db,
+        "long-text",
         [
             Step(episode_id="long-text", index=0, kind="action", action="look"),
             Step(episode_id="long-text", index=1, kind="observation", observation=text),

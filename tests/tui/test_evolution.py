@@ -16,7 +16,7 @@ from tests.evolution.records import (
     checkpoint,
     write_experiment,
 )
-from tests.tui.conftest import SIZE, rows, settle, shown
+from tests.tui.conftest import SIZE, rows, screen_for_key, settle, shown
 from tui.app import make_app
 from tui.screens.evolution import PANELS, EvolutionScreen, panel_lines, read_evolution
 from tui.screens.help import HelpScreen
@@ -30,12 +30,7 @@ def evo_db(tmp_path: Path) -> Path:
 
 
 async def open_evolution(pilot) -> EvolutionScreen:
-    await settle(pilot)
-    await pilot.press("E")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, EvolutionScreen)
-    return screen
+    return await screen_for_key(pilot, "E", EvolutionScreen)
 
 
 def rendered(screen: EvolutionScreen, panel: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets._footer import FooterKey
 
-from tests.tui.conftest import SIZE, settle
+from tests.tui.conftest import SIZE, screen_for_key, settle
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.key_footer import KeyFooter
 
@@ -53,11 +53,7 @@ def footer(screen) -> str:
 
 async def test_the_trajectory_footer_shows_step_keys_and_the_marking_keys_while_marking(app):
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, TrajectoryScreen)
+        screen = await screen_for_key(pilot, "enter", TrajectoryScreen)
         browsing = footer(screen)
         assert "h  l  Prev/next step" in browsing and "H  L  Prev/next run" in browsing
         assert "v Mark span" in browsing and "c Compare" in browsing
@@ -78,10 +74,7 @@ async def test_the_trajectory_footer_shows_step_keys_and_the_marking_keys_while_
 
 async def test_the_span_dialog_shows_its_own_keys(app):
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        trajectory = app.screen
+        trajectory = await screen_for_key(pilot, "enter", TrajectoryScreen)
         await pilot.press("v", "l", "enter")
         await settle(pilot)
         dialog = app.screen

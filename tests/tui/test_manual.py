@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from store import Store
-from tests.tui.conftest import SIZE, rows, settle, shown
+from tests.tui.conftest import SIZE, rows, screen_for_key, settle, shown
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.manual import ManualScreen, log_cells, read_manual
@@ -86,11 +86,7 @@ def manual_db(tui_db: Path) -> Path:
 
 
 async def open_manual(pilot) -> ManualScreen:
-    await settle(pilot)
-    await pilot.press("M")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, ManualScreen)
+    screen = await screen_for_key(pilot, "M", ManualScreen)
     assert screen.loaded
     return screen
 

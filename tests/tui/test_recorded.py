@@ -16,21 +16,14 @@ from tui.app import make_app
 from tui.screens.trajectory import TrajectoryScreen
 from workbench.cli import main
 
-TAU = Path(__file__).parent.parent / "data" / "openai-chat" / "tau_results.json"
-
 
 @pytest.fixture
-def imported_db(tmp_path: Path) -> Path:
-    db = tmp_path / "workbench.db"
-    for args in (
-        ["import", str(TAU)],
-        ["analyze"],
-        ["compile"],
-        ["repo", "admit", "1", "--without-replay"],
-    ):
-        result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-    return db
+def imported_db(tau_compiled: Path) -> Path:
+    """The compiled tau-bench sample, its rule admitted without replay."""
+    args = ["--db", str(tau_compiled), "repo", "admit", "1", "--without-replay"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return tau_compiled
 
 
 async def test_the_trajectory_shows_the_goal_reference_arguments_and_results(imported_db):
@@ -60,12 +53,8 @@ async def test_the_repository_marks_a_rule_admitted_without_replay(imported_db):
         assert "active" in row and "not replayed" in row
 
 
-async def test_admitting_from_the_screen_leaves_an_imported_rule_staged(tmp_path: Path):
-    db = tmp_path / "workbench.db"
-    for args in (["import", str(TAU)], ["analyze"], ["compile"]):
-        result = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-    app = make_app(db, poll_interval=0)
+async def test_admitting_from_the_screen_leaves_an_imported_rule_staged(tau_compiled: Path):
+    app = make_app(tau_compiled, poll_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_repository(pilot)
         await pilot.press("a")
@@ -73,6 +62,6 @@ async def test_admitting_from_the_screen_leaves_an_imported_rule_staged(tmp_path
         messages = [n.message for n in app._notifications]
         assert any("--without-replay" in m for m in messages), messages
         assert "not replayed" in " ".join(rows(screen.version_table)[0])
-    with Store(db) as store:
+    with Store(tau_compiled) as store:
         version = store.version(1)
         assert version.status == "staged" and version.contract_gate.passed

@@ -5,29 +5,31 @@ from __future__ import annotations
 import io
 import threading
 
-from click.testing import CliRunner
 from rich.console import Console
 from textual.widgets import Static
 
 from store import ArtifactVersion, Gate, GateCheck, LedgerEntry, Store
-from tests.test_recorded_rules import DATA as TAU
-from tests.tui.conftest import RULE, SIZE, SKILL, WHEN, rows, rule_contract, settle, shown
+from tests.tui.conftest import (
+    RULE,
+    SIZE,
+    SKILL,
+    WHEN,
+    rows,
+    rule_contract,
+    screen_for_key,
+    settle,
+    shown,
+)
 from tui.app import WorkbenchApp, make_app
 from tui.screens.help import HelpScreen
 from tui.screens.repository import RepositoryScreen, read_repository, replay_text
 from tui.screens.trajectory import TrajectoryScreen
 from tui.widgets.job_progress import JobProgress
 from workbench.admit.evidence import not_replayed
-from workbench.cli import main
 
 
 async def open_repository(pilot) -> RepositoryScreen:
-    await settle(pilot)
-    await pilot.press("R")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, RepositoryScreen)
-    return screen
+    return await screen_for_key(pilot, "R", RepositoryScreen)
 
 
 def info(screen: RepositoryScreen) -> str:
@@ -103,18 +105,14 @@ async def test_versions_gate_checks_ledger_and_contract(repo_db):
         assert "steps 1. open door to {1}" in form and "until You move to the {1}" in form
 
 
-async def test_the_contract_shows_the_form_as_the_agent_runs_it(tmp_path):
+async def test_the_contract_shows_the_form_as_the_agent_runs_it(tau_compiled):
     """A compiled contract stores its form with placeholders for its name and description
     (the engine names the form after the artifact when it runs it): the view shows the
     artifact's own, never the placeholders."""
-    db = tmp_path / "workbench.db"
-    for args in (["import", str(TAU)], ["analyze"], ["compile"]):
-        done = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
-        assert done.exit_code == 0, done.output
-    with Store(db) as store:
+    with Store(tau_compiled) as store:
         (version,) = store.versions()
     assert version.contract["form"]["id"] == "x"  # the stored placeholder
-    app = make_app(db, poll_interval=0)
+    app = make_app(tau_compiled, poll_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_repository(pilot)
         text = contract(screen)
@@ -275,14 +273,12 @@ def test_repository_screen(snap_compare, repo_db):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
-async def test_a_rule_read_off_imported_logs_is_admitted_without_replay_on_a_second_A(tmp_path):
-    db = tmp_path / "workbench.db"
-    for args in (["import", str(TAU)], ["analyze"], ["compile"]):
-        done = CliRunner().invoke(main, ["--db", str(db), *args], catch_exceptions=False)
-        assert done.exit_code == 0, done.output
-    with Store(db) as store:
+async def test_a_rule_read_off_imported_logs_is_admitted_without_replay_on_a_second_A(
+    tau_compiled,
+):
+    with Store(tau_compiled) as store:
         (version,) = store.versions()
-    app = make_app(db, poll_interval=0)
+    app = make_app(tau_compiled, poll_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_repository(pilot)
         await select_version(pilot, screen, version.artifact)
@@ -298,5 +294,5 @@ async def test_a_rule_read_off_imported_logs_is_admitted_without_replay_on_a_sec
         await settle(pilot)
         assert screen.version.status == "active"
         assert rows(screen.version_table)[0][4:7] == ["active", "pass", "not replayed"]
-    with Store(db) as store:
+    with Store(tau_compiled) as store:
         assert not_replayed(store.version(version.id))

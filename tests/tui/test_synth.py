@@ -18,7 +18,7 @@ from textual.widgets import Static
 from store import EpisodeFilter, Store
 from store.synth import SYNTH_WORKSPACE
 from tests.synthesized import Synthesized, copy_db
-from tests.tui.conftest import SIZE, rows, settle
+from tests.tui.conftest import SIZE, rows, screen_for_key, settle
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.screens.runs import RunsScreen
@@ -32,11 +32,8 @@ SYNTH_EPISODES = EpisodeFilter(workspace=SYNTH_WORKSPACE, replays=False)
 
 
 async def open_synthesis(pilot) -> SynthScreen:
-    await settle(pilot)
-    await pilot.press("S")
-    await settle(pilot)
-    screen = pilot.app.screen
-    assert isinstance(screen, SynthScreen) and screen.loaded
+    screen = await screen_for_key(pilot, "S", SynthScreen)
+    assert screen.loaded
     return screen
 
 

@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import Episode, EpisodeFilter, Outcome, Step, Store
-from tests.tui.conftest import LONG_ID, LONG_STEPS, SIZE, settle
+from store import EpisodeFilter, Step, Store
+from tests.tui.conftest import LONG_ID, LONG_STEPS, SIZE, add_failed_run, settle
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.screens.trajectory import TrajectoryScreen
@@ -111,13 +111,9 @@ TOOL_OUTPUT = "".join(f"{i:07d} {'of a tool run':<31}\n" for i in range(500_000)
 
 async def test_a_20_mb_text_is_read_and_shown_a_window_at_a_time(app):
     with Store(app.db_path) as store:
-        store.add_episode(
-            Episode(
-                id="huge",
-                task_id="scienceworld:boil:0",
-                batch_id="demo-train",
-                outcome=Outcome(success=False),
-            ),
+        add_failed_run(
+            store,
+            "huge",
             [
                 Step(episode_id="huge", index=0, kind="action", action="cat log.txt"),
                 Step(episode_id="huge", index=1, kind="observation", observation=TOOL_OUTPUT),
@@ -305,18 +301,8 @@ async def test_clicking_a_step_selects_it(app):
 
 
 async def test_an_episode_without_steps(app):
-    from store import Episode, Outcome, Store
-
     with Store(app.db_path) as store:
-        store.add_episode(
-            Episode(
-                id="empty",
-                task_id="scienceworld:boil:0",
-                batch_id="demo-train",
-                outcome=Outcome(success=False),
-            ),
-            [],
-        )
+        add_failed_run(store, "empty", [])
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_episode(pilot, "empty")
         assert screen.detail.text == "this episode has no steps"
