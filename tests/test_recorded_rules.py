@@ -76,6 +76,22 @@ def test_replay_leaves_it_staged_and_explicit_admission_marks_it(
     assert "manual v1" in cli(compiled, "manual", "formulate")
 
 
+def test_repo_show_prints_the_form_the_agent_runs_not_the_stored_placeholders(
+    compiled: Path,
+) -> None:
+    """The compiler stores the form with a placeholder name and no description (the engine
+    names it after the artifact when it runs it): `repo show` prints the form as it runs,
+    field by field, as the Repository screen shows it."""
+    with Store(compiled) as store:
+        form = store.version(1).contract["form"]
+    assert (form["id"], form["description"]) == ("x", "")
+    out = cli(compiled, "repo", "show", "1")
+    shown = out[out.index("executable form:") : out.index("contract gate:")]
+    assert shown.startswith("executable form: when_action (?s:")
+    assert "unless_evidence" in shown and shown.endswith("response veto ")
+    assert "'x'" not in out and "'description': ''" not in out
+
+
 def hostile_results(path: Path) -> Path:
     """The tau-bench results with hostile text in a tool's name (its calls, results and the
     expected actions), a call's argument and result, and the task's instruction."""

@@ -14,7 +14,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -37,7 +36,7 @@ from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.admit.evidence import recorded_only
 from workbench.admit.repository import Admission, admit
-from workbench.compile.contracts import CONTRACT, form_of
+from workbench.compile.contracts import form_fields
 from workbench.progress import Cancelled, Progress
 
 HELP = Help(
@@ -88,9 +87,6 @@ SHOWN_APART = ("kind", "name", "description", "form", "positive", "negative", "p
 """Contract keys the contract view shows in its own way (the rest are listed as they are)."""
 NUMBERED = ("procedure", "steps", "loop")
 """Contract and form lists whose order matters."""
-FORM_SHOWN_APART = ("kind", "id", "description")
-"""Form keys the view shows as the contract's own (its kind, the artifact's name and
-description)."""
 
 
 @dataclass(frozen=True)
@@ -190,17 +186,6 @@ def ledger_cells(entry: LedgerEntry) -> list[Text]:
     ]
 
 
-def executable_form(contract: dict[str, Any]) -> dict[str, Any]:
-    """The form the agent runs, as the engine makes it from the contract: named after the
-    artifact and described by it (:func:`~workbench.compile.contracts.form_of`; the stored
-    form holds placeholders there). The stored form when the contract does not parse."""
-    try:
-        return form_of(CONTRACT.validate_python(contract)).model_dump(mode="json")
-    except ValidationError:
-        form = contract.get("form")
-        return dict(form) if isinstance(form, dict) else {}
-
-
 def contract_view(version: ArtifactVersion) -> Group:
     """The version's contract: its description, its type's slots, its checks' cases, and the
     executable form the agent runs."""
@@ -222,9 +207,8 @@ def contract_view(version: ArtifactVersion) -> Group:
     if cases:
         table.add_row("gate cases", ", ".join(cases))
     form = _table()
-    for key, value in executable_form(contract).items():
-        if key not in FORM_SHOWN_APART and value not in ("", [], {}, None):
-            form.add_row(key, _value(value, numbered=key in NUMBERED))
+    for key, value in form_fields(contract):
+        form.add_row(key, _value(value, numbered=key in NUMBERED))
     return Group(
         Text(shown(f"{version.artifact} v{version.version}"), "bold"),
         Text(origin, "dim"),

@@ -394,12 +394,7 @@ def repo_show(store: Store, version_id: int) -> None:
         + ")"
         + (" [yellow]not replayed[/]" if not_replayed(version) else "")
     )
-    contract = version.contract
-    for key, value in contract.items():
-        if key in ("kind", "name", "form", "positive", "negative", "probes"):
-            continue
-        console.print(f"  {key:<16} {escape(str(value))}")
-    console.print(f"  {'form':<16} [dim]{escape(str(contract.get('form')))}[/]")
+    _show_contract(version.contract)
     for name, gate in (
         ("contract gate", version.contract_gate),
         ("replay gate", version.replay_gate),
@@ -431,6 +426,20 @@ def repo_show(store: Store, version_id: int) -> None:
         spec = store.spec(version.spec_id)
         if spec is not None:
             show_spec(store, spec)
+
+
+def _show_contract(contract: dict) -> None:
+    """A contract's slots, then its executable form field by field as the agent runs it
+    (named after the artifact, not the stored form's placeholders)."""
+    from workbench.compile.contracts import form_fields
+
+    for key, value in contract.items():
+        if key in ("kind", "name", "form", "positive", "negative", "probes"):
+            continue
+        console.print(f"  {key:<16} {escape(str(value))}")
+    console.print("executable form:")
+    for key, value in form_fields(contract):
+        console.print(f"  {key:<16} {escape(str(value))}")
 
 
 def _ok(value: bool | None) -> str:

@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from store import Citation
 from workbench.agents.guidance import (
@@ -255,6 +263,32 @@ def form_of(contract: RuleContract | SkillContract | SubagentContract):
     return contract.form.model_copy(
         update={"id": contract.name, "description": contract.description}
     )
+
+
+FORM_OWN = ("kind", "id", "description")
+"""Keys of an executable form that are its artifact's own (its kind, name and description):
+views show them with the contract, not among the form's fields."""
+
+
+def executable_form(contract: dict[str, Any]) -> dict[str, Any]:
+    """The executable form of a stored contract as the agent runs it (:func:`form_of`: named
+    after the artifact and described by it, where the stored form holds the compiler's
+    placeholders), as JSON; the stored form when the contract does not parse."""
+    try:
+        return form_of(CONTRACT.validate_python(contract)).model_dump(mode="json")
+    except ValidationError:
+        form = contract.get("form")
+        return dict(form) if isinstance(form, dict) else {}
+
+
+def form_fields(contract: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The fields of a stored contract's :func:`executable_form` that a view lists, in order:
+    those set, without the artifact's own (:data:`FORM_OWN`)."""
+    return [
+        (key, value)
+        for key, value in executable_form(contract).items()
+        if key not in FORM_OWN and value not in ("", [], {}, None)
+    ]
 
 
 def undeclared(contract: RuleContract | SkillContract | SubagentContract) -> list[str]:
