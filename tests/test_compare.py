@@ -10,6 +10,7 @@ import pytest
 
 from store import Batch, Episode, Outcome, Step, Store, Task
 from workbench.compare import (
+    ACTION_CHARS,
     Pair,
     actions_of,
     align,
@@ -265,6 +266,17 @@ def test_episode_actions_reads_in_ranges_and_skips_non_actions(runs: Store):
     episode = runs.episode("same-task-llm")
     assert episode_actions(runs, episode, chunk=2) == list(enumerate(RUN_A, start=1))
     assert actions_of(runs.steps(episode.id, 0, 2)) == [(1, RUN_A[0])]
+
+
+def test_a_step_of_megabytes_is_aligned_by_a_window_of_its_action(runs: Store):
+    huge = "echo " + "x" * 3_000_000
+    failed = _episode(runs, "fail-huge", "sw:thermo:1", "scripted", False, [*RUN_A[:2], huge])
+    actions = episode_actions(runs, failed)
+    assert actions == [(1, RUN_A[0]), (2, RUN_A[1]), (3, huge[:ACTION_CHARS])]
+    comparison = compare_episodes(runs, failed, runs.episode("same-task-same-agent"))
+    divergence = comparison.alignment.first_divergence
+    assert (divergence.op, divergence.failed_step, divergence.success_step) == ("substitute", 3, 3)
+    assert dict(comparison.failed_actions)[3] == huge[:ACTION_CHARS]
 
 
 class SpellLexicon(Lexicon):

@@ -338,11 +338,19 @@ def actions_of(steps: Iterable[Step]) -> list[Action]:
     return [(step.index, step.action) for step in steps if step.action.strip()]
 
 
+ACTION_CHARS = 4000
+"""Characters of each step's texts read to align two runs (as many as the terminal UI's step
+detail reads): every real action fits, and a step of hundreds of megabytes costs what this
+window of it does. A longer action is aligned, and shown, by its first ``ACTION_CHARS``."""
+
+
 def episode_actions(store: Store, episode: Episode, chunk: int = 1000) -> list[Action]:
-    """An episode's actions, read from the store a range of steps at a time."""
+    """An episode's actions, read from the store a range of steps at a time, each cut to its
+    first :data:`ACTION_CHARS` characters (:meth:`~store.Store.cut_steps`)."""
     found: list[Action] = []
     for start in range(0, episode.n_steps, chunk):
-        found += actions_of(store.steps(episode.id, start, start + chunk))
+        cut = store.cut_steps(episode.id, start, start + chunk, ACTION_CHARS)
+        found += actions_of(c.step for c in cut)
     return found
 
 
@@ -393,9 +401,10 @@ class Comparison:
     success: Episode
     alignment: Alignment
     failed_actions: list[Action]
-    """``(step index, action)`` of the failed run, as stored."""
+    """``(step index, action)`` of the failed run, as stored (cut to :data:`ACTION_CHARS`)."""
     success_actions: list[Action]
-    """``(step index, action)`` of the successful run, as stored."""
+    """``(step index, action)`` of the successful run, as stored (cut to
+    :data:`ACTION_CHARS`)."""
 
 
 def compare_episodes(store: Store, failed: Episode, success: Episode) -> Comparison:

@@ -224,7 +224,9 @@ def _span(detail: ExampleDetail) -> Table | Text:
         step = span_step.step
         action = shown(step.action)
         said = Text(f"> {action}", "bold cyan")
+        said.append(span_step.more("action"), "dim")
         said.append("\n" + shown(" ".join(step.observation.split())), "")
+        said.append(span_step.more("observation"), "dim")
         if span_step.trimmed:
             said = Text.assemble((f"> {action}", "dim strike"), ("  trimmed: a repeat", "dim"))
         table.add_row(Text(str(step.index)), said)

@@ -88,13 +88,28 @@ def read_catalog(store: Store, env: str | None = None) -> Catalog:
 # -- one example -------------------------------------------------------------------------------
 
 
+SPAN_CHARS = 4000
+"""Characters of each text of a span's step that :func:`read_example` reads (as many as the
+terminal UI's step detail reads): a step of hundreds of megabytes costs what this window of
+it does."""
+
+
 @dataclass(frozen=True)
 class SpanStep:
     """A step of an example's span as its episode recorded it."""
 
     step: Step
+    """The step, each of its texts cut to its first :data:`SPAN_CHARS` characters."""
     trimmed: bool = False
     """Left out of the example: it repeated the step before (action and observation)."""
+    lengths: dict[str, int] = field(default_factory=dict)
+    """Each text's full length in characters (:attr:`store.CutStep.lengths`)."""
+
+    def more(self, text: str) -> str:
+        """What the step leaves out of its text ``text`` (``action``, ``observation``...), as
+        the faces say it: ``" … 1,234 more character(s)"``, or ``""``."""
+        hidden = self.lengths.get(text, 0) - len(getattr(self.step, text))
+        return f" … {hidden:,} more character(s)" if hidden > 0 else ""
 
 
 @dataclass(frozen=True)
@@ -147,16 +162,15 @@ class ExampleDetail:
 
 
 def read_example(store: Store, example: SynthExample) -> ExampleDetail:
-    """An example with its episode, its synthesized task and its span's recorded steps."""
+    """An example with its episode, its synthesized task and its span's recorded steps (each
+    text cut to :data:`SPAN_CHARS` characters)."""
     episode = store.episode(example.episode_id)
     task = store.synth_task(example.task_id) if example.task_id is not None else None
     removed = set(example.checks.get("repeats", {}).get("removed") or [])
-    steps = (
-        [
-            SpanStep(step, step.index in removed)
-            for step in store.steps(example.episode_id, example.start, example.end + 1)
-        ]
+    cut = (
+        store.cut_steps(example.episode_id, example.start, example.end + 1, SPAN_CHARS)
         if episode is not None
         else []
     )
+    steps = [SpanStep(c.step, c.step.index in removed, c.lengths) for c in cut]
     return ExampleDetail(example, episode, task, steps)

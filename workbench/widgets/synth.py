@@ -74,8 +74,9 @@ def span_html(detail: ExampleDetail) -> str:
         rows = [
             [
                 str(s.step.index),
-                html.text(s.step.action) + (" <i>(trimmed: a repeat)</i>" if s.trimmed else ""),
-                html.pre(s.step.observation),
+                html.text(s.step.action + s.more("action"))
+                + (" <i>(trimmed: a repeat)</i>" if s.trimmed else ""),
+                html.pre(s.step.observation) + html.text(s.more("observation")),
             ]
             for s in detail.steps
         ]
