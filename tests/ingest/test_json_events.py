@@ -67,23 +67,28 @@ def test_a_long_string_of_digits_is_read_whole_and_a_long_number_is_a_json_error
         list(events(io.BytesIO(b'{"a": [' + b"9" * 5000 + b"]}"), buf_size=64))
 
 
-def _with_huge_head_number(sample: Sample, folder: Path) -> Path | None:
+def _with_huge_head_number(sample: Sample, folder: Path) -> Path:
     data = sample.path.read_bytes()
     match = _FIRST_NUMBER.search(data)
-    if match is None or sample.path.suffix in (".log", ".ipynb"):
-        return None
+    assert match is not None
     path = folder / sample.path.name
     path.write_bytes(data[: match.start()] + b"9" * 5000 + data[match.end() :])
     return path
 
 
-@pytest.mark.parametrize("sample", SAMPLE_FILES, ids=lambda s: f"{s.format}:{s.path.name}")
+JSON_SAMPLES = [
+    s
+    for s in SAMPLE_FILES
+    if s.path.suffix not in (".log", ".ipynb") and _FIRST_NUMBER.search(s.path.read_bytes())
+]
+"""The samples that are JSON and hold a number."""
+
+
+@pytest.mark.parametrize("sample", JSON_SAMPLES, ids=lambda s: f"{s.format}:{s.path.name}")
 def test_a_huge_integer_in_a_files_head_is_one_line_never_a_crash(
     sample: Sample, tmp_path: Path
 ) -> None:
     path = _with_huge_head_number(sample, tmp_path)
-    if path is None:
-        pytest.skip("no JSON number in this sample")
     command = [sys.executable, "-m", "workbench", "--db", str(tmp_path / "w.db"), "import"]
     for extra in ([], ["--format", sample.format]):  # detected, then forced
         done = subprocess.run(
