@@ -209,3 +209,15 @@ def test_control_sequences_in_file_names_are_not_printed(db_path, tmp_path):
     assert result.exit_code == 1
     assert "\x1b" not in result.output
     assert "evil\\x1b[31m.txt" in result.output
+
+
+def test_a_named_batch_is_stored_and_shown_under_its_name(db_path, runs):
+    result = invoke(db_path, "import", str(runs), "--batch", "my-runs")
+    assert result.exit_code == 0, result.output
+    assert "into batch my-runs" in result.output
+    with Store(db_path) as store:
+        assert [(b.id, b.name) for b in store.batches()] == [("my-runs", "my-runs")]
+        (episode, *_) = store.episodes()
+        assert episode.batch_id == "my-runs"
+    shown = invoke(db_path, "show", episode.id)
+    assert "batch=my-runs" in shown.output

@@ -277,10 +277,10 @@ class _Import:
     ) -> None:
         self.store = store
         existing = store.batch(batch_name) if batch_name else None
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%f")
-        self.batch = existing or Batch(
-            id=f"import-{stamp}", name=batch_name or f"import-{stamp}", kind="import", params=params
-        )
+        name = batch_name or f"import-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}"
+        self.batch = existing or Batch(id=name, name=name, kind="import", params=params)
+        """The import's batch: the one named, stored under its name when it is new (the name
+        is what every face shows and filters by); else one named by the time."""
         self.staged = StagedImport(store, dry_run=dry_run, on_conflict=on_conflict)
         self.used = False
         """Whether an episode went into the import's batch (only then is the batch stored)."""
