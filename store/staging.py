@@ -82,10 +82,12 @@ RENAMED = "~"
 class Placed:
     """Where one episode of an import went."""
 
-    status: Literal["new", "present", "renamed", "replaced", "kept"]
+    status: Literal["new", "present", "updated", "renamed", "replaced", "kept"]
     """``new``: its id was free; ``present``: an episode with its id (or a renamed copy of
-    it) has the same content, so nothing was added; ``renamed``, ``replaced``, ``kept``: its
-    id held other content, and :data:`OnConflict` settled it that way."""
+    it) has the same content, so nothing was added; ``updated``: it differs only in its
+    outcome (read with a results file, or a newer report), which the stored one takes;
+    ``renamed``, ``replaced``, ``kept``: its id held other content, and :data:`OnConflict`
+    settled it that way."""
     episode_id: str
     """The id it is stored under (a renamed one's new id; otherwise its own)."""
 
@@ -106,6 +108,10 @@ _COMPARED = [c for c in column_names(Episode) if c not in _DERIVED + _SOURCE]
 """The episode columns two imports of the same episode agree on: not where it was read
 from, nor what the store derives (its id is compared apart, its steps are counted)."""
 _COMPARED_AT = [column_names(Episode).index(c) for c in _COMPARED]
+_OUTCOME = ("outcome_success", "outcome_score", "outcome_message", "metadata")
+"""What reading an episode again with a results file (or a newer report) may change."""
+_OUTCOME_AT = [column_names(Episode).index(c) for c in _OUTCOME]
+_UPDATE_OUTCOME = f"UPDATE episodes SET {', '.join(f'{c} = ?' for c in _OUTCOME)} WHERE id = ?"
 _STEP_COMPARED = [c for c in column_names(Step) if c != "episode_id"]
 _SELECT_EPISODE = f"SELECT n_steps, {', '.join(_COMPARED)} FROM episodes WHERE id = ?"
 _SELECT_STEPS = (
@@ -117,25 +123,48 @@ _WORKSPACE_OF = (
 )
 
 
+Difference = Literal["same", "outcome", "other"]
+"""How a stored episode differs from one read again: not at all, in its outcome alone (and
+the metadata a results file joins), or otherwise."""
+
+
+def difference(
+    conn: sqlite3.Connection,
+    episode_id: str,
+    row: Sequence[Any],
+    steps: Sequence[Sequence[Any]],
+) -> Difference:
+    """How the stored episode ``episode_id`` differs from what ``row`` and ``steps`` (rows as
+    they would be stored) hold: the task, agent, times and usage, every step, then the outcome
+    and metadata (where either was read from aside)."""
+    stored = conn.execute(_SELECT_EPISODE, (episode_id,)).fetchone()
+    if stored is None or stored[0] != len(steps):
+        return "other"
+    values = dict(zip(_COMPARED_AT, stored[1:], strict=True))
+    if not all(_equal(values[at], row[at]) for at in _COMPARED_AT if at not in _OUTCOME_AT):
+        return "other"
+    cursor = conn.execute(_SELECT_STEPS, (episode_id,))
+    if not all(
+        all(_equal(a, b) for a, b in zip(old, new[1:], strict=True))
+        for old, new in zip(cursor, steps, strict=False)
+    ):
+        return "other"
+    return "same" if all(_equal(values[at], row[at]) for at in _OUTCOME_AT) else "outcome"
+
+
 def same_content(
     conn: sqlite3.Connection,
     episode_id: str,
     row: Sequence[Any],
     steps: Sequence[Sequence[Any]],
 ) -> bool:
-    """Whether the stored episode ``episode_id`` holds what ``row`` and ``steps`` (rows as
-    they would be stored) hold: the same outcome, task, agent, times, usage and metadata,
-    and the same steps (where either was read from aside)."""
-    stored = conn.execute(_SELECT_EPISODE, (episode_id,)).fetchone()
-    if stored is None or stored[0] != len(steps):
-        return False
-    if not all(_equal(stored[1 + k], row[at]) for k, at in enumerate(_COMPARED_AT)):
-        return False
-    cursor = conn.execute(_SELECT_STEPS, (episode_id,))
-    return all(
-        all(_equal(a, b) for a, b in zip(old, new[1:], strict=True))
-        for old, new in zip(cursor, steps, strict=False)
-    )
+    """Whether the stored episode ``episode_id`` holds what ``row`` and ``steps`` hold."""
+    return difference(conn, episode_id, row, steps) == "same"
+
+
+def _judged(row: Sequence[Any]) -> bool:
+    """Whether an episode's row says how it went (a success flag or a score)."""
+    return row[_OUTCOME_AT[0]] is not None or row[_OUTCOME_AT[1]] is not None
 
 
 def _equal(stored: Any, new: Any) -> bool:
@@ -251,6 +280,9 @@ class StagedImport:
         self._replacing: dict[str, str] = {}
         """Stored episodes this import replaces when it is published: the hidden id their
         replacement is staged under, by id."""
+        self._updates: dict[str, tuple[Any, ...]] = {}
+        """Stored episodes whose outcome this import updates when it is published: the new
+        outcome's values (:data:`_OUTCOME`), by id."""
         self._stand_ins = 0
         self._owner: IO[bytes] | None = None
         self._opened = False
@@ -280,11 +312,13 @@ class StagedImport:
         while True:
             made: dict[str, _Target] = {}  # the targets this chunk makes, kept if it commits
             replacing: dict[str, str] = {}  # (the same)
+            updates: dict[str, tuple[Any, ...]] = {}  # (the same)
             try:
                 lean = self.store.lean() if large else contextlib.nullcontext()
                 with lean, self.store.transaction():
                     hand_over = large and len(chunk) == 1
-                    placed = [self._add(made, replacing, *staged, hand_over) for staged in chunk]
+                    changes = (made, replacing, updates)
+                    placed = [self._add(changes, *staged, hand_over) for staged in chunk]
                     if large:
                         chunk.clear()
                         self.store._unbind()
@@ -295,12 +329,12 @@ class StagedImport:
                 continue
             self._targets.update(made)
             self._replacing.update(replacing)
+            self._updates.update(updates)
             return placed
 
     def _add(
         self,
-        made: dict[str, _Target],
-        replacing: dict[str, str],
+        changes: tuple[dict[str, _Target], dict[str, str], dict[str, tuple[Any, ...]]],
         batch: Batch,
         task: tuple[Any, ...],
         row: tuple[Any, ...],
@@ -309,18 +343,19 @@ class StagedImport:
         hand_over: bool = False,
     ) -> Placed:
         conn = self.store.conn
-        target = self._targets.get(batch.id) or made.get(batch.id)
-        if target is None:
-            target = made[batch.id] = self._target(batch)
+        made, replacing, updates = changes
         placed = Placed("new", row[_ID])
         found = conn.execute(_EPISODE_AND_TASK, (row[_ID], task[_TASK_ID])).fetchone()
         if found[0]:
-            placed = self._conflict(replacing, row, steps)
-            if placed.status in ("present", "kept"):
+            placed = self._conflict(replacing, updates, row, steps)
+            if not placed.added:
                 return placed
             staged_as = self._staged_as(replacing, placed.episode_id)
             row, steps, spans = _renamed(row, steps, spans, staged_as)
             found = conn.execute(_EPISODE_AND_TASK, (staged_as, task[_TASK_ID])).fetchone()
+        target = self._targets.get(batch.id) or made.get(batch.id)
+        if target is None:  # (a batch is made only for an episode that goes into it)
+            target = made[batch.id] = self._target(batch)
         if found[1] is None:  # stored with its first episode (see the module)
             conn.execute(_PUT_TASK, task)
             found = (0, task[_TASK_FAMILY], task[_TASK_SPLIT])
@@ -332,17 +367,29 @@ class StagedImport:
         return placed
 
     def _conflict(
-        self, replacing: dict[str, str], row: tuple[Any, ...], steps: list[tuple[Any, ...]]
+        self,
+        replacing: dict[str, str],
+        updates: dict[str, tuple[Any, ...]],
+        row: tuple[Any, ...],
+        steps: list[tuple[Any, ...]],
     ) -> Placed:
         """Where an episode goes whose id is taken (inside the chunk's transaction): nowhere
         when the episode holding it has the same content (or, renamed, one of its renamed
-        copies) or is to be kept, else under another id, or in its place (what
-        ``on_conflict`` says)."""
+        copies) or is to be kept; into its outcome when only the outcome differs (and the new
+        one says how it went); else under another id, or in its place (what ``on_conflict``
+        says)."""
         conn, episode_id = self.store.conn, row[_ID]
         current = self._staged_as(replacing, episode_id)
-        if same_content(conn, current, row, steps):
+        found = difference(conn, current, row, steps)
+        if found == "same" or (found == "outcome" and not _judged(row)):
             return Placed("present", episode_id)
         workspace = conn.execute(_WORKSPACE_OF, (current,)).fetchone()[0]
+        if found == "outcome" and workspace == self.workspace:  # staged by this import
+            conn.execute(_UPDATE_OUTCOME, (*(row[at] for at in _OUTCOME_AT), current))
+            return Placed("updated", episode_id)
+        if found == "outcome" and not workspace.startswith(HIDDEN):
+            updates[episode_id] = tuple(row[at] for at in _OUTCOME_AT)
+            return Placed("updated", episode_id)
         if self.on_conflict == "skip" or (
             workspace.startswith(HIDDEN) and workspace != self.workspace
         ):  # (another import's, not published yet: left to it)
@@ -416,14 +463,16 @@ class StagedImport:
         episodes and the earlier ones of this import; a renamed id is not looked for)."""
         episode_id, digest = row[_ID], content_digest(row, steps)
         if episode_id in self._seen:
-            same = self._seen[episode_id] == digest
+            found: Difference = "same" if self._seen[episode_id] == digest else "other"
         elif self.store.episode(episode_id) is not None:
-            same = same_content(self.store.conn, episode_id, row, steps)
+            found = difference(self.store.conn, episode_id, row, steps)
         else:
             self._seen[episode_id] = digest
             return Placed("new", episode_id)
-        if same:
+        if found == "same" or (found == "outcome" and not _judged(row)):
             return Placed("present", episode_id)
+        if found == "outcome":
+            return Placed("updated", episode_id)
         if self.on_conflict == "rename":
             return Placed("renamed", f"{episode_id}{RENAMED}2")
         return Placed("kept" if self.on_conflict == "skip" else "replaced", episode_id)
@@ -453,6 +502,8 @@ class StagedImport:
             conn = store.conn
             if self._replacing:
                 self._swap_replaced()
+            for episode_id, outcome in self._updates.items():
+                conn.execute(_UPDATE_OUTCOME, (*outcome, episode_id))
             for target in self._targets.values():
                 if target.made:
                     conn.execute(

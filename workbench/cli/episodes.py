@@ -183,6 +183,8 @@ def _file_line(file: FileReport) -> str:
     line = head + f"{file.episodes} new episode(s)"
     if file.existing:
         line += f", {file.existing} already present"
+    if file.updated:
+        line += f", {file.updated} with their outcome updated"
     if file.conflicts:
         line += f", {_conflict_counts(file.conflicts)}"
     line += f"; {file.succeeded} succeeded, {file.failed} failed, {file.unknown} unknown"
@@ -216,6 +218,9 @@ def _print_report(report: ImportReport) -> None:
     summary += f" from {len(files)} file(s)"
     if report.batch_id and not report.dry_run:
         summary += f" into batch {shown(report.batch_id)}"
+    if report.updated:
+        verb_updated = "would update" if report.dry_run else "updated"
+        summary += f"; {verb_updated} the outcome of {report.updated} stored episode(s)"
     if report.ignored:
         summary += f"; ignored {len(report.ignored)} file(s)"
     if report.bad:

@@ -164,6 +164,11 @@ class ReadContext:
     results: Path | None = None
     """A separate results or evaluation report to join outcomes from, if given."""
 
+    file_hash: str = ""
+    """SHA-256 of the file's content alone (empty: :attr:`content_hash`): what episode ids and
+    unnamed tasks' keys derive from (:attr:`key`), so that the same file read again with a
+    results file gives the same ids and its outcomes update the stored ones."""
+
     readers: list[CountingReader] = field(default_factory=list)
     """Every reader opened through :meth:`open`, to report progress in bytes."""
 
@@ -213,9 +218,14 @@ class ReadContext:
         given = len(self.content) if self._given and self.content is not None else 0
         return given + sum(reader.count for reader in self.readers)
 
+    @property
+    def key(self) -> str:
+        """The file's short key in ids: the start of :attr:`file_hash`."""
+        return (self.file_hash or self.content_hash)[:12]
+
     def episode_id(self, record: str) -> str:
         """Deterministic episode id for a record, so importing twice gives the same ids."""
-        return f"{self.content_hash[:12]}-{record}"
+        return f"{self.key}-{record}"
 
     def source(self, record: str) -> Source:
         """The source of an episode read from ``record`` of this file."""

@@ -298,7 +298,7 @@ class _Rollout:
         where = "session"
         episode_id = self.ctx.episode_id("session")
         steps = build_steps(self.ctx, where, episode_id, self.fields, own=True)
-        key = instruction_key(self.instruction) if self.instruction else self.ctx.content_hash[:12]
+        key = instruction_key(self.instruction) if self.instruction else self.ctx.key
         task = Task(
             id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=self.instruction
         )

@@ -69,6 +69,9 @@ class FileReport:
     """Episodes added from this file."""
     existing: int = 0
     """Episodes already in the store (same id, same content), left as they were."""
+    updated: int = 0
+    """Episodes already in the store whose outcome this file changed (read again with a
+    results file, or a newer report)."""
     conflicts: list[Placed] = field(default_factory=list)
     """Episodes whose id the store (or an earlier record of the import) held with other
     content, each with where it went: renamed (counted in :attr:`episodes`), replacing the
@@ -93,7 +96,8 @@ class FileReport:
     @property
     def empty(self) -> bool:
         """Whether the file gave no episode at all (neither new nor already present)."""
-        return self.status != "duplicate" and self.episodes + self.existing + self.queued == 0
+        found = self.episodes + self.existing + self.updated + self.queued + len(self.conflicts)
+        return self.status != "duplicate" and found == 0
 
     def count(self, success: bool | None, steps: int) -> None:
         """Count one added episode's outcome and steps."""
@@ -126,6 +130,11 @@ class ImportReport:
     @property
     def episodes(self) -> int:
         return sum(f.episodes for f in self.files)
+
+    @property
+    def updated(self) -> int:
+        """Stored episodes whose outcome the import changed."""
+        return sum(f.updated for f in self.files)
 
     @property
     def conflicts(self) -> list[Placed]:
@@ -175,13 +184,26 @@ def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
         paths: the files.
         first: the first file's bytes, when they were read already.
     """
-    return scanned(*paths, first=first)[0]
+    return scanned(*paths, first=first).digest
 
 
-def scanned(*paths: Path | None, first: bytes | None = None) -> tuple[str, tuple[int, int] | None]:
-    """:func:`content_hash`, and where the first file's first NUL byte is, as ``(line, byte)``
-    (``None``: it has none), found in the same pass."""
+@dataclass(frozen=True)
+class Scanned:
+    """What one pass over an import's files found."""
+
+    digest: str
+    """:func:`content_hash` of the files (with the results file joined to them)."""
+    file_digest: str
+    """The same of the first file alone: what episode ids derive from, so that reading it
+    again with a results file gives the same ids."""
+    nul: tuple[int, int] | None
+    """Where the first file's first NUL byte is, as ``(line, byte)``; ``None``: nowhere."""
+
+
+def scanned(*paths: Path | None, first: bytes | None = None) -> Scanned:
+    """:func:`content_hash` and more of the files, in one pass (see :class:`Scanned`)."""
     digest = hashlib.sha256()
+    file_digest = ""
     nul: tuple[int, int] | None = None
     for k, path in enumerate(paths):
         if path is None:
@@ -196,7 +218,8 @@ def scanned(*paths: Path | None, first: bytes | None = None) -> tuple[str, tuple
                 else:
                     lines, done = lines + chunk.count(b"\n"), done + len(chunk)
         digest.update(b"\x00")
-    return digest.hexdigest(), nul
+        file_digest = file_digest or digest.hexdigest()
+    return Scanned(digest.hexdigest(), file_digest, nul)
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
@@ -287,14 +310,14 @@ class _Import:
         self.preview: list[ParsedEpisode] = []
         """The first parsed episodes, for a dry run's report."""
         self.pending: list[StagedEpisode] = []
-        self.reports: list[tuple[FileReport, bool | None, int]] = []
+        self.reports: list[tuple[FileReport, bool | None, int, bool]] = []
         """The file report, success and steps of each pending episode, to count it."""
         self.rows = 0
         self.bytes = 0
         self.largest = 0
         """Bytes of the file the largest pending episode was read from."""
         self.limit = CHUNK_ROWS
-        self.sources: list[tuple[str, str, str, str | None, FileReport]] = []
+        self.sources: list[tuple[str, str, str, FileReport]] = []
         """Files read, to record when publishing (with the report that counts their episodes)."""
         self.hashes: set[str] = set()
         """Content hashes of the files read, so that a file named twice is read once."""
@@ -331,11 +354,10 @@ class _Import:
             self.flush()
         if self.staged.dry_run and len(self.preview) < PREVIEW:  # (else: a big record kept alive)
             self.preview.append(parsed)
-        if parsed.batch is None:
-            self.used = True
         self.pending.append(rows)
         report.queued += 1
-        self.reports.append((report, parsed.episode.outcome.success, len(parsed.steps)))
+        own = parsed.batch is None
+        self.reports.append((report, parsed.episode.outcome.success, len(parsed.steps), own))
         self.rows += 1 + len(parsed.steps)
         self.bytes += size
         self.largest = max(self.largest, size)
@@ -348,17 +370,20 @@ class _Import:
         try:
             new = self.staged.add(self.pending, large=self.largest >= LARGE_RECORD)
         except sqlite3.IntegrityError as error:  # a check above missed what the schema refuses
-            files = ", ".join(dict.fromkeys(report.path for report, _, _ in self.reports))
+            files = ", ".join(dict.fromkeys(report.path for report, *_ in self.reports))
             raise IngestError(
                 files, "", "", f"the database refused an episode read from it: {error}"
             ) from None
-        for placed, (report, success, steps) in zip(new, self.reports, strict=True):
+        for placed, (report, success, steps, own) in zip(new, self.reports, strict=True):
             report.queued -= 1
+            self.used = self.used or (own and placed.added)
             if placed.added:
                 report.episodes += 1
                 report.count(success, steps)
             elif placed.status == "present":
                 report.existing += 1
+            elif placed.status == "updated":
+                report.updated += 1
             if placed.conflict:
                 report.conflicts.append(placed)
         if not self.staged.dry_run:
@@ -368,15 +393,13 @@ class _Import:
     def add_source(self, content_hash: str, path: Path, fmt: str, report: FileReport) -> None:
         """Record a file read to the end, once the import is published."""
         self.hashes.add(content_hash)
-        batch_id = self.batch.id if self.used else None
-        self.sources.append((content_hash, path_text(path), fmt, batch_id, report))
+        self.sources.append((content_hash, path_text(path), fmt, report))
 
     def publish(self) -> None:
-        """Make the import visible, all at once."""
-        resolved = self.staged.batch_id
-        sources: list[Source] = [
-            (h, p, f, b and resolved(b), r.episodes) for h, p, f, b, r in self.sources
-        ]
+        """Make the import visible, all at once (its sources recorded with the import's
+        batch when an episode went into it)."""
+        batch_id = self.staged.batch_id(self.batch.id) if self.used else None
+        sources: list[Source] = [(h, p, f, batch_id, r.episodes) for h, p, f, r in self.sources]
         self.staged.publish(sources)
 
 
@@ -509,7 +532,8 @@ def _import_file(
         return report
     report.format = importer.name
     content = path.read_bytes() if size <= READ_ONCE else None
-    digest, nul = scanned(path, results, first=content)
+    scan = scanned(path, results, first=content)
+    digest, nul = scan.digest, scan.nul
     if job.imported(digest):
         report.status = "duplicate"
         progress.advance(size)
@@ -525,6 +549,7 @@ def _import_file(
     ctx = ReadContext(
         path=path,
         content_hash=digest,
+        file_hash=scan.file_digest,
         batch_id=job.batch.id,
         format=importer.name,
         results=results,

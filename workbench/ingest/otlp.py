@@ -532,7 +532,7 @@ def _episode(ctx: ReadContext, trace_id: str, spans: list[_Span]) -> ParsedEpiso
         raise ctx.error(where, "", "no agent, model or tool spans in the trace")
     episode_id = ctx.episode_id(f"trace-{trace_id}")
     steps = build_steps(ctx, where, episode_id, fields)
-    key = instruction_key(instruction) if instruction else f"{ctx.content_hash[:12]}-{trace_id}"
+    key = instruction_key(instruction) if instruction else f"{ctx.key}-{trace_id}"
     task = Task(id=namespaced(ENVIRONMENT, key), environment=ENVIRONMENT, instruction=instruction)
     models = [s for s in spans if s.kind == "model"] or spans
     episode = Episode(

@@ -232,9 +232,7 @@ def instruction_key(instruction: str) -> str:
 
 def unnamed_task_key(ctx: ReadContext, record: Record, instruction: str) -> str:
     """The task key of a record that names no task: from its instruction, else its place."""
-    return (
-        instruction_key(instruction) if instruction else f"{ctx.content_hash[:12]}-{record.index}"
-    )
+    return instruction_key(instruction) if instruction else f"{ctx.key}-{record.index}"
 
 
 def namespaced(environment: str, key: str) -> str:
