@@ -537,6 +537,14 @@ EMPTY_COUNTS_REMOVED = _script(
     "DELETE FROM episode_counts WHERE n <= 0",
 )
 
+STEP_AGENTS = _script(
+    # The agent that spoke or acted at each step, in a log of several agents: empty for every
+    # step stored before (a single agent's, as far as anything recorded). Indexed where it is
+    # set, so single-agent imports maintain no index.
+    "ALTER TABLE steps ADD COLUMN agent TEXT NOT NULL DEFAULT ''",
+    "CREATE INDEX steps_by_agent ON steps(agent, episode_id) WHERE agent != ''",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -549,6 +557,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "llm-call-turns", LLM_CALL_TURNS),
     Migration(10, "episode-counts", EPISODE_COUNTS),
     Migration(11, "empty-counts-removed", EMPTY_COUNTS_REMOVED),
+    Migration(12, "step-agents", STEP_AGENTS),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

@@ -181,6 +181,11 @@ class Step(Record):
     role: Role = "agent"
     """Who produced the step."""
 
+    agent: str = ""
+    """The agent that spoke or acted at this step, in a log of several agents (a group chat's
+    speaker, an orchestrator's sub-agent, a sidechain's agent); empty in a single agent's
+    log."""
+
     content: str = ""
     """Free text of a message (system prompt, user turn, assistant reply)."""
 

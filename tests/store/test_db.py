@@ -379,3 +379,24 @@ def test_a_long_text_read_in_pieces_gives_the_window_and_length_slicing_gives(
     assert cut.step.observation == text[offset : offset + chars]
     assert cut.lengths["observation"] == len(text)
     assert store.step_text("t", 0, "observation", offset, chars) == text[offset : offset + chars]
+
+
+def test_a_steps_agent_is_stored_indexed_where_set_and_read_back(store):
+    add(store, "solo", False, n=1)
+    store.put_task(Task(id="sw:chat", environment="x", family="chat", split="train"))
+    steps = [
+        Step(episode_id="chat", index=0, kind="message", role="user", content="2 + 2?"),
+        Step(episode_id="chat", index=1, kind="message", agent="Coder", content="4"),
+        Step(episode_id="chat", index=2, kind="message", agent="Critic", content="ok"),
+    ]
+    store.add_episode(Episode(id="chat", task_id="sw:chat", batch_id="b1"), steps)
+    assert [s.agent for s in store.steps("chat")] == ["", "Coder", "Critic"]
+    assert store.step("solo", 0).agent == ""
+    plan = store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM steps WHERE agent = ? AND agent != ''", ("Coder",)
+    ).fetchall()
+    assert "steps_by_agent" in " ".join(str(tuple(r)) for r in plan)
+    indexed = store.conn.execute(
+        "SELECT count(*) FROM steps INDEXED BY steps_by_agent WHERE agent != ''"
+    )
+    assert indexed.fetchone()[0] == 2  # (single-agent steps are not in the index)
