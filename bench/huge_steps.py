@@ -146,7 +146,7 @@ def main() -> None:
         print(f"show long: {default['cpu']:.2f} s CPU by default, {page['cpu']:.2f} s with "
               f"--steps 0:100 (the default page)")  # fmt: skip
         bad = folder / "bad.jsonl"
-        bad.write_text(json.dumps({"messages": [{"role": "x" * 2_000_000, "content": "hi"}]}))
+        bad.write_text(json.dumps({"messages": [{"role": ["x" * 2_000_000], "content": "hi"}]}))
         error = subprocess.run(
             [sys.executable, "-m", "workbench", "--db", str(folder / "e.db"), "import", str(bad),
              "--format", "openai-chat"],

@@ -264,11 +264,11 @@ def test_an_error_quoting_a_huge_value_is_cut_to_a_readable_line(
     store: Store, tmp_path: Path
 ) -> None:
     """A bad value of 2 MB quoted in the message was echoed whole (a 2 MB error line)."""
-    record = {"messages": [{"role": "x" * 2_000_000, "content": "hi"}]}
+    record = {"messages": [{"role": ["x" * 2_000_000], "content": "hi"}]}
     path = tmp_path / "chat.jsonl"
     path.write_text(json.dumps(record) + "\n")
     with pytest.raises(IngestError) as caught:
         import_paths(store, [path], format="openai-chat")
     message = str(caught.value)
-    assert message.startswith(f"{path}: line 1: field 'messages.0.role': unknown role 'xxx")
-    assert message.endswith("… (2,000,058 characters)") and len(message) < 500
+    assert message.startswith(f"{path}: line 1: field 'messages.0.role': not a role: ['xxx")
+    assert message.endswith(" characters)") and "(2,000,0" in message and len(message) < 500

@@ -183,7 +183,7 @@ def test_bad_messages_name_their_field(tmp_path, store):
                 {"role": "assistant", "tool_calls": [call]},
             ],
         },
-        {"id": "bad-role", "messages": [{"role": "narrator", "content": "x"}]},
+        {"id": "bad-role", "messages": [{"role": 7, "content": "x"}]},
         {"id": "not-a-list", "messages": "hello"},
         ["not", "messages"],
     ]
@@ -192,7 +192,7 @@ def test_bad_messages_name_their_field(tmp_path, store):
     assert report.episodes == 1
     assert bad_reasons(report, path) == [
         "record 1: field 'messages.1.tool_calls.0.function.name': missing function name",
-        "record 2: field 'messages.0.role': unknown role 'narrator' (expected system, user, assistant or tool)",
+        "record 2: field 'messages.0.role': not a role: 7 (expected system, user, assistant, tool or an agent's name)",
         "record 3: field 'messages': no message list (one of messages, traj, trajectory, conversation, chat)",
         "record 4: field 'messages.0': expected a message object",
     ]
@@ -284,3 +284,30 @@ def test_a_50_mb_tool_result_is_stored_whole(tmp_path, store, container):
     episode = next(e for e in store.episodes() if e.task_id == "openai-chat:big")
     assert_stored_whole(store.step(episode.id, 2).observation, huge)
     assert store.step(episode.id, 1).action == "cat()"
+
+
+def test_a_group_chats_speakers_are_the_steps_agents(store, tmp_path):
+    """AutoGen/AG2 group chats name each message's speaker; Magentic-One puts the agent in
+    ``role``: both become the step's agent, the message's chat role kept (or assistant)."""
+    record = {
+        "id": "chat-1",
+        "messages": [
+            {"role": "user", "content": "How many primes are below 20?", "name": "Admin"},
+            {"role": "user", "content": "Let me count.", "name": "Coder"},
+            {"role": "Orchestrator (thought)", "content": "Ask the coder to verify."},
+            {"role": "WebSurfer", "content": "I found a list of primes."},
+            {"role": "assistant", "content": "8"},
+        ],
+    }
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    import_paths(store, [path], format="openai-chat")
+    (episode,) = store.episodes()
+    steps = store.steps(episode.id)
+    assert [(s.role, s.agent) for s in steps] == [
+        ("user", "Admin"),
+        ("user", "Coder"),
+        ("assistant", "Orchestrator (thought)"),
+        ("assistant", "WebSurfer"),
+        ("assistant", ""),
+    ]

@@ -326,16 +326,46 @@ def _steps(
 def _message_fields(
     ctx: ReadContext, where: str, path: str, message: Any, call_names: dict[str, str]
 ) -> list[dict[str, Any]]:
-    """Step fields for one message: one step, or one per tool call of an assistant message."""
+    """Step fields for one message: one step, or one per tool call of an assistant message;
+    each names the message's agent, if any (:func:`_speaker`)."""
     if not isinstance(message, dict):
         raise ctx.error(where, path, "expected a message object")
-    role = ROLES.get(message.get("role")) if isinstance(message.get("role"), str) else None
-    if role is None:
-        got = message.get("role")
-        problem = "missing" if got is None else f"unknown role {got!r}"
+    role, agent = _speaker(ctx, where, path, message)
+    fields = _role_fields(ctx, where, path, message, role, call_names)
+    if agent:
+        for step in fields:
+            step["agent"] = agent
+    return fields
+
+
+def _speaker(ctx: ReadContext, where: str, path: str, message: dict[str, Any]) -> tuple[str, str]:
+    """``(role, agent)`` of a message. In a log of several agents the agent is the message's
+    ``name`` (AutoGen/AG2 group chats; not a tool result's, which names the tool), or its
+    ``role`` when that is no chat role but an agent's name (Magentic-One: ``WebSurfer``,
+    ``Orchestrator (thought)``), which then speaks as the assistant."""
+    got = message.get("role")
+    if not isinstance(got, str) or not got.strip():
+        problem = "missing" if got is None else f"not a role: {got!r}"
         raise ctx.error(
-            where, f"{path}.role", f"{problem} (expected system, user, assistant or tool)"
+            where,
+            f"{path}.role",
+            f"{problem} (expected system, user, assistant, tool or an agent's name)",
         )
+    role = ROLES.get(got)
+    name = scalar(message.get("name")) if role != "tool" else ""
+    if role is None:
+        return "assistant", name or got.strip()
+    return role, name or ""
+
+
+def _role_fields(
+    ctx: ReadContext,
+    where: str,
+    path: str,
+    message: dict[str, Any],
+    role: str,
+    call_names: dict[str, str],
+) -> list[dict[str, Any]]:
     content = text_of(message.get("content"))
     if role == "system":
         return [{"kind": "system", "role": "system", "content": content}]
