@@ -27,12 +27,13 @@ PIECE = 1 << 20
 SMALL_CACHE = -2048
 """SQLite's page cache (negative: in KiB) while a long text is read."""
 _CONTINUATION = bytes(range(0x80, 0xC0))
+_FIELDS = ("episode_id", "index", "kind", "role", "agent", "tool_name", "tool_call_id", "reward")
+"""The short fields of a step, read as they are (then ``timestamp``, then the texts)."""
 _STEPS = (
-    'SELECT id, episode_id, "index", kind, role, tool_name, tool_call_id, reward, timestamp, '
+    f"SELECT id, {', '.join(chr(34) + f + chr(34) for f in _FIELDS)}, timestamp, "
     "typeof(raw) = 'null' FROM steps "
     'WHERE episode_id = ? AND "index" >= ? AND "index" < ? ORDER BY "index"'
 )
-_FIELDS = ("episode_id", "index", "kind", "role", "tool_name", "tool_call_id", "reward")
 
 
 @dataclass(frozen=True)
@@ -144,15 +145,15 @@ def _whole(data: bytes) -> int:
 
 
 def _cut(conn: sqlite3.Connection, row: tuple[Any, ...], chars: int, offset: int) -> CutStep:
-    rowid = row[0]
-    values: dict[str, Any] = dict(zip(_FIELDS, row[1:8], strict=True))
-    values["timestamp"] = row[8]
+    rowid, short = row[0], len(_FIELDS)
+    values: dict[str, Any] = dict(zip(_FIELDS, row[1 : 1 + short], strict=True))
+    values["timestamp"] = row[1 + short]
     lengths: dict[str, int] = {}
     for field in CUT_TEXTS:
         values[field], lengths[field] = window(conn, field, rowid, offset, chars)
     whole = all(lengths[f] == len(values[f]) for f in CUT_TEXTS)
     values["raw"], lengths["raw"] = None, 0
-    if not row[9]:
+    if not row[2 + short]:
         with conn.blobopen("steps", "raw", rowid, readonly=True) as blob:
             lengths["raw"] = len(blob)
             if whole and len(blob) <= chars:  # (its references need the texts whole)

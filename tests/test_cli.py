@@ -127,6 +127,22 @@ def test_show_pages_steps_and_cuts_texts_to_a_window_with_their_length(run, db_p
     assert "expected a:b" in run("show", "long", "--chars", "5:2", ok=False).output
 
 
+def test_show_names_the_agent_of_each_step_of_a_group_chat(run, tmp_path):
+    chat = {
+        "messages": [
+            {"role": "user", "content": "2 + 2?", "name": "Admin"},
+            {"role": "WebSurfer", "content": "It is 4."},
+        ]
+    }
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps(chat) + "\n")
+    run("import", str(path))
+    episode_id = run("ls").output.split("episode:")[1].split()[0]
+    shown = run("show", episode_id).output
+    assert "step 0 · message · user · Admin" in shown
+    assert "step 1 · message · assistant · WebSurfer" in shown
+
+
 def test_console_script_runs_as_a_subprocess(db_path):
     Store(db_path).close()
     result = subprocess.run(

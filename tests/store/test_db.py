@@ -400,3 +400,12 @@ def test_a_steps_agent_is_stored_indexed_where_set_and_read_back(store):
         "SELECT count(*) FROM steps INDEXED BY steps_by_agent WHERE agent != ''"
     )
     assert indexed.fetchone()[0] == 2  # (single-agent steps are not in the index)
+
+
+def test_cut_steps_carry_the_steps_agent(store):
+    store.put_batch(Batch(id="b1", name="first"))
+    store.put_task(Task(id="t", environment="x", family="f", split="train"))
+    steps = [Step(episode_id="e", index=0, kind="message", agent="Coder", content="4")]
+    store.add_episode(Episode(id="e", task_id="t", batch_id="b1"), steps)
+    (cut,) = store.cut_steps("e", 0, 1)
+    assert cut.step == store.step("e", 0) and cut.step.agent == "Coder"

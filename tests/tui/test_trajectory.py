@@ -309,3 +309,20 @@ async def test_an_episode_without_steps(app):
         await pilot.press("l", "dollar_sign", "v", "enter", "slash", "x", "enter")
         await settle(pilot)
         assert app.screen is screen and screen.step_list.cursor == 0
+
+
+async def test_a_steps_agent_is_shown_in_the_list_and_the_detail(app):
+    with Store(app.db_path) as store:
+        add_failed_run(
+            store,
+            "group-chat",
+            [
+                Step(episode_id="group-chat", index=0, kind="message", role="user", content="2+2?"),
+                Step(episode_id="group-chat", index=1, kind="message", agent="Coder", content="4"),
+            ],
+        )
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_episode(pilot, "group-chat", 1)
+        assert "step 1 · message · agent · Coder" in screen.detail.text
+        assert "Coder: 4" in screen.step_list._line(1).plain
+        assert ":" not in screen.step_list._line(0).plain.split("2+2?")[0]

@@ -168,3 +168,12 @@ def test_annotator_follows_the_steppers_episode(episodes_db, stepper, annotator)
     assert [label for label, _ in annotator.listing.options] == ["#1 causal 1–1 sink"]
     stepper.go(1)
     assert "sink" in stepper.covering.value
+
+
+def test_a_steps_agent_is_named_beside_its_kind_and_role():
+    from store import Step
+    from workbench.widgets.stepper import step_html
+
+    shown = step_html(Step(episode_id="e", index=0, kind="message", agent="Web<Surfer>"))
+    assert "<b>message</b> · agent · Web&lt;Surfer&gt;" in shown
+    assert step_html(Step(episode_id="e", index=0, kind="message")) == "<b>message</b> · agent"

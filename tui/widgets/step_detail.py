@@ -310,6 +310,8 @@ class StepDetail(VerticalScroll, can_focus=False):
     def _title(self, step: Step) -> Text:
         title = Text(f"step {step.index}", self._style("title"))
         title.append(shown(f" · {step.kind} · {step.role}"), self._style("muted"))
+        if step.agent:
+            title.append(shown(f" · {step.agent}"), self._style("muted"))
         if step.reward is not None:
             title.append(f" · reward {step.reward:+g}", self._style("muted"))
         if step.timestamp is not None:

@@ -69,12 +69,14 @@ class StepRow:
     kind: str
     text: str
     reward: float | None
+    agent: str = ""
+    """The agent that spoke or acted (a log of several agents), shown before the text."""
 
     @classmethod
     def of(cls, step: Step) -> StepRow:
         text = step.action or step.content or step.observation or step.thought or step.tool_name
         first = next((line for line in text.splitlines() if line.strip()), "")
-        return cls(step.index, step.kind, shown(first.strip()), step.reward)
+        return cls(step.index, step.kind, shown(first.strip()), step.reward, shown(step.agent))
 
 
 class StepList(ScrollView, can_focus=True):
@@ -329,6 +331,8 @@ class StepList(ScrollView, can_focus=True):
         if row is None:
             return text.append("…", self._style("loading"))
         text.append(f"{KIND_LABELS.get(row.kind, row.kind):<4} ", self._style("kind"))
+        if row.agent:
+            text.append(f"{row.agent}: ", self._style("kind"))
         text.append(row.text)
         if row.reward:
             text.append(f" {row.reward:+g}", self._style("reward"))

@@ -464,6 +464,7 @@ def _show_step(cut: CutStep, raw: bool) -> None:
     step = cut.step
     console.rule(
         f"step {step.index} · {step.kind} · {step.role}"
+        + (f" · {escape(plain(step.agent))}" if step.agent else "")
         + (f" · reward {step.reward:g}" if step.reward is not None else ""),
         align="left",
         style="dim",

@@ -40,6 +40,8 @@ def step_html(step: Step | None) -> str:
     if step is None:
         return html.status("no step", "info")
     parts = [f"<b>{html.text(step.kind)}</b> · {html.text(step.role)}"]
+    if step.agent:
+        parts[0] += f" · {html.text(step.agent)}"
     if step.reward:
         parts[0] += f" · reward {step.reward:g}"
     for name in ("content", "thought", "action", "observation", "tool_name"):
