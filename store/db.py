@@ -59,6 +59,13 @@ def default_db_path() -> Path:
     return Path(os.environ.get("WORKBENCH_DB") or DEFAULT_DB)
 
 
+_STEPS_OF_AGENT = "SELECT episode_id FROM steps WHERE agent = ? AND agent != ''"
+"""The episodes in which an agent of a log of several agents acted (``steps_by_agent``)."""
+_AGENTS_STEP = "(s.agent = ? OR (s.agent = '' AND e.agent = ?))"
+"""A step ``s`` of episode ``e`` taken by an agent: its own, or its episode's when the step
+names none."""
+
+
 @dataclass(frozen=True)
 class EpisodeFilter:
     """Which episodes a listing, count or export covers. Empty fields do not filter."""
@@ -66,6 +73,8 @@ class EpisodeFilter:
     outcome: OutcomeFilter | None = None
     family: str | None = None
     agent: str | None = None
+    """The episode's agent, or an agent that acted in it (a log of several agents: a step's
+    :attr:`~store.records.Step.agent`); a search keeps that agent's steps only."""
     batch: str | None = None
     split: str | None = None
     task: str | None = None
@@ -76,6 +85,10 @@ class EpisodeFilter:
     """``False`` leaves out held-out episodes (the test split)."""
     workspace: str | None = None
     """Only episodes of this workspace's batches (the store fills in its own when ``None``)."""
+    acting: bool = False
+    """Whether :attr:`agent` is also an agent that acted in episodes (a step's agent): the
+    store sets it when one did (:meth:`Store.scoped`), so a database of single-agent logs
+    keeps its listings on the episodes' agent index."""
 
     def where(self, triage: str = "") -> tuple[str, list[Any]]:
         """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters,
@@ -88,13 +101,18 @@ class EpisodeFilter:
             params.append({"failed": 0, "unknown": 0.5, "passed": 1}[self.outcome])
         for column, value in (
             ("e.family", self.family),
-            ("e.agent", self.agent),
             ("e.split", self.split),
             ("e.task_id", self.task),
         ):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
+        if self.agent is not None and self.acting:  # the episode's agent, or one in it
+            clauses.append(f"(e.agent = ? OR e.id IN ({_STEPS_OF_AGENT}))")
+            params += [self.agent, self.agent]
+        elif self.agent is not None:
+            clauses.append("e.agent = ?")
+            params.append(self.agent)
         if self.batch is not None:
             clauses.append("e.batch_id IN (SELECT id FROM batches WHERE id = ? OR name = ?)")
             params += [self.batch, self.batch]
@@ -552,8 +570,17 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         self._insert_or_ignore("batches", {**to_row(batch), "workspace": self.workspace})
 
     def scoped(self, where: EpisodeFilter) -> EpisodeFilter:
-        """``where`` limited to this store's workspace unless it names one itself."""
-        return where if where.workspace is not None else replace(where, workspace=self.workspace)
+        """``where`` limited to this store's workspace unless it names one itself, its agent
+        matching the agents that acted in episodes too when one is called so."""
+        if where.workspace is None:
+            where = replace(where, workspace=self.workspace)
+        if where.agent is not None and not where.acting and self._acts(where.agent):
+            where = replace(where, acting=True)
+        return where
+
+    def _acts(self, agent: str) -> bool:
+        """Whether an agent of that name took a step (in a log of several agents)."""
+        return bool(self._rows(f"SELECT EXISTS ({_STEPS_OF_AGENT})", (agent,))[0][0])
 
     def batch(self, batch_id: str) -> Batch | None:
         """The batch with this id or name (not a hidden one, see :data:`HIDDEN`)."""
@@ -846,6 +873,8 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         """
         where = self.scoped(where)
         clause, params = where.where()
+        if where.acting:  # that agent's steps
+            clause, params = f"{clause} AND {_AGENTS_STEP}", [*params, where.agent, where.agent]
         window = max(window or RANK_WINDOW, limit)
         # The matches a filter leaves are about its share of the episodes: when they would be
         # no more than the window, ranking every match costs no more than the window would

@@ -409,3 +409,25 @@ def test_cut_steps_carry_the_steps_agent(store):
     store.add_episode(Episode(id="e", task_id="t", batch_id="b1"), steps)
     (cut,) = store.cut_steps("e", 0, 1)
     assert cut.step == store.step("e", 0) and cut.step.agent == "Coder"
+
+
+def test_an_agent_filter_finds_the_episodes_an_agent_acted_in_and_searches_its_steps(store):
+    add(store, "solo", False, agent="gpt")  # a single agent's run: its steps name no agent
+    store.put_task(Task(id="sw:chat", environment="x", family="chat", split="train"))
+    steps = [
+        Step(episode_id="chat", index=0, kind="message", agent="Coder", content="zebra one"),
+        Step(episode_id="chat", index=1, kind="message", agent="Critic", content="zebra two"),
+    ]
+    store.add_episode(Episode(id="chat", task_id="sw:chat", batch_id="b1", agent="m1"), steps)
+    assert [e.id for e in store.episodes(EpisodeFilter(agent="Coder"))] == ["chat"]
+    assert [e.id for e in store.episodes(EpisodeFilter(agent="gpt"))] == ["solo"]
+    assert store.count_episodes(EpisodeFilter(agent="Critic")) == 1
+    assert store.unmatched(EpisodeFilter(agent="Critic")) == {}
+    hits = store.search("zebra", EpisodeFilter(agent="Critic"))
+    assert [(h.episode_id, h.index) for h in hits] == [("chat", 1)]
+    assert len(store.search("zebra")) == 2
+    plan = store.conn.execute(
+        "EXPLAIN QUERY PLAN " + store.episode_query(store.scoped(EpisodeFilter(agent="gpt")))[0],
+        store.episode_query(store.scoped(EpisodeFilter(agent="gpt")))[1],
+    ).fetchall()
+    assert "episodes_by_agent" in " ".join(str(tuple(r)) for r in plan)  # no agent acts: index
