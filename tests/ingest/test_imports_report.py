@@ -13,7 +13,7 @@ from store import Store
 from tests.ingest.helpers import write_jsonl
 from workbench.cli import main
 from workbench.ingest import import_paths, jsonl
-from workbench.ingest.imports import NothingImported
+from workbench.ingest.imports import MAP_HINT, NothingImported
 
 
 def chat_run(task: str, reward: float | None, calls: int = 1) -> dict:
@@ -109,11 +109,12 @@ def test_a_folder_of_unrecognised_files_fails_and_writes_nothing(store, db_path,
     (folder / "b.csv").write_text("x,y\n1,2\n")
     with pytest.raises(NothingImported) as caught:
         import_paths(store, [folder])
-    assert caught.value.lines == [f"{folder}: no episodes (2 file(s) ignored)"]
+    assert caught.value.lines == [f"{folder}: no episodes (2 file(s) ignored); {MAP_HINT}"]
     assert store.count_episodes() == 0 and store.batches() == []
     result = invoke(db_path, "import", str(folder))
     assert result.exit_code == 1
     assert f"ignored {folder / 'a.txt'}: cannot tell the format" in result.output
+    assert result.output.count("--map") == 1  # one hint, not one per file
     assert "nothing was imported" in result.output
 
 

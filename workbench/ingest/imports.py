@@ -487,6 +487,13 @@ def _discard(job: _Import) -> None:
         job.staged.discard()
 
 
+MAP_HINT = (
+    "no format the workbench knows claims them: read them through a mapping file with "
+    "--map mapping.toml (README: 'Any other log: a mapping file')"
+)
+"""What a folder whose every file is unrecognised says (once, not per file)."""
+
+
 def _finish(
     job: _Import,
     report: ImportReport,
@@ -506,6 +513,8 @@ def _finish(
         if all(f.empty for f in inside):
             ignored = sum(f.status == "ignored" for f in inside)
             what = "no files" if not inside else f"no episodes ({ignored} file(s) ignored)"
+            if inside and ignored == len(inside):
+                what += f"; {MAP_HINT}"
             report.folders.append((path_text(folder), what))
     if report.failures() and not skip_bad:
         raise NothingImported(report)
