@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from store import EpisodeFilter, Span
+from store import Episode, EpisodeFilter, Outcome, Span
 from tests.analyze.test_causes import SUCCESS, add
 from workbench.analyze.agreement import agreement, iou
 from workbench.analyze.analyst import Proposal
@@ -204,6 +204,16 @@ def test_a_failure_without_action_steps_is_named_and_no_analyst_is_asked(runs, c
     report = analyze(runs, EpisodeFilter(task="sw:freeze:1"), OpenAIAnalyst(client))
     assert report.rejected == ["none: the run has no action step to cite (the agent took none)"]
     assert report.analyzed == 0 and chat_server.request_count == 0
+
+
+def test_failures_of_no_steps_are_left_out_and_counted(runs):
+    """Outcomes imported alone (a results file read through a mapping) hold nothing to analyse:
+    no analyst is asked, and the report counts them apart from rejected proposals."""
+    failed = Outcome(success=False, score=0.0)
+    runs.add_episode(Episode(id="result", task_id="sw:boil:1", batch_id="b", outcome=failed), [])
+    report = analyze(runs, EpisodeFilter(), HeuristicAnalyst(runs))
+    assert (report.no_steps, report.analyzed, report.rejected) == (1, 4, [])
+    assert runs.analyses(report.run.id, "result") == []
 
 
 def test_failures_the_model_cannot_judge_are_named_and_the_others_analysed(runs, chat_server):

@@ -37,6 +37,9 @@ class AnalysisReport:
     a later call of the same run asks again."""
     clusters: int = 0
     deferred: int = 0
+    no_steps: int = 0
+    """Failures of no steps at all (outcomes imported alone, e.g. from a results file): left
+    out, as nothing in them can be analysed."""
 
 
 def scope_of(where: EpisodeFilter) -> dict[str, Any]:
@@ -99,7 +102,8 @@ def analyze(
     Re-running with the same scope and analyst continues the latest such run (failures it
     already analysed are skipped); ``new_run`` starts a fresh run. Each analysis is stored with
     its analyzer-authored causal span in one transaction. Replays and held-out episodes are left
-    out unless the scope asks for them (:func:`failures_in_scope`).
+    out unless the scope asks for them (:func:`failures_in_scope`); failures of no steps at all
+    (outcomes imported alone) are left out and counted (:attr:`AnalysisReport.no_steps`).
     """
     progress = progress or NullProgress()
     scope = scope_of(where)
@@ -111,8 +115,9 @@ def analyze(
     )
     assert run.id is not None
     done = {a.episode_id for a in store.analyses(run.id)}
-    todo = [e for e in store.iter_episodes(failures_in_scope(where)) if e.id not in done]
-    report = AnalysisReport(run=run, skipped=len(done))
+    failures = [e for e in store.iter_episodes(failures_in_scope(where)) if e.id not in done]
+    todo = [e for e in failures if e.n_steps]
+    report = AnalysisReport(run=run, skipped=len(done), no_steps=len(failures) - len(todo))
     progress.start(len(todo), f"analyzing with {analyst.name}")
     try:
         for episode in todo:

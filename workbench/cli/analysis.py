@@ -108,6 +108,7 @@ def analyze_command(
         f"analysis run {report.run.id} ({report.run.reasoner}): {report.analyzed} failure(s) analysed"
         + (f", {report.skipped} already analysed" if report.skipped else "")
         + (f", {len(report.failed)} not analysed (model error)" if report.failed else "")
+        + (f", {report.no_steps} left out (no steps: outcome only)" if report.no_steps else "")
         + f"; {report.clusters} cluster(s), {report.deferred} deferred"
     )
     for reason in report.rejected:
