@@ -1100,16 +1100,21 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
 
     def distinct(self, column: FilterColumn) -> list[str]:
         """The non-empty values of ``column`` among stored episodes (batches by name, tasks by
-        id), sorted."""
+        id; agents with those that acted in them), sorted."""
         in_workspace = "batch_id IN (SELECT id FROM batches WHERE workspace = ?)"
+        acting = (
+            "SELECT DISTINCT s.agent FROM steps s INDEXED BY steps_by_agent WHERE s.agent != '' "
+            f"AND s.episode_id IN (SELECT id FROM episodes WHERE {in_workspace})"
+        )
         sql = {
             "family": f"SELECT DISTINCT family FROM episodes WHERE {in_workspace} ORDER BY family",
-            "agent": f"SELECT DISTINCT agent FROM episodes WHERE {in_workspace} ORDER BY agent",
+            "agent": f"SELECT agent FROM episodes WHERE {in_workspace} UNION {acting} ORDER BY 1",
             "task": f"SELECT DISTINCT task_id FROM episodes WHERE {in_workspace} ORDER BY task_id",
             "batch": "SELECT name FROM batches WHERE workspace = ? "
             "AND id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
         }[column]
-        return [row[0] for row in self._rows(sql, (self.workspace,)) if row[0]]
+        params = (self.workspace,) * sql.count("?")
+        return [row[0] for row in self._rows(sql, params) if row[0]]
 
     def unmatched(self, where: EpisodeFilter) -> dict[FilterColumn, list[str]]:
         """The family, agent, batch (id or name) and task of ``where`` that name nothing in the

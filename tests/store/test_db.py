@@ -423,6 +423,7 @@ def test_an_agent_filter_finds_the_episodes_an_agent_acted_in_and_searches_its_s
     assert [e.id for e in store.episodes(EpisodeFilter(agent="gpt"))] == ["solo"]
     assert store.count_episodes(EpisodeFilter(agent="Critic")) == 1
     assert store.unmatched(EpisodeFilter(agent="Critic")) == {}
+    assert store.distinct("agent") == ["Coder", "Critic", "gpt", "m1"]
     hits = store.search("zebra", EpisodeFilter(agent="Critic"))
     assert [(h.episode_id, h.index) for h in hits] == [("chat", 1)]
     assert len(store.search("zebra")) == 2
