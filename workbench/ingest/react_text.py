@@ -153,8 +153,9 @@ _ALFWORLD_TALLY = re.compile(r"^\d+ r (True|False|[-+]?\d+(?:\.\d+)?) rs \[")
 """ReAct's ALFWorld notebook: ``<n> r <this game's reward> rs [...] cnts [...] ...``."""
 _TALLY = re.compile(r"^\d+(?: [-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?){2,3}\s*$")
 """ReAct's running totals (``1 1 1.0 4.26``): not part of any task."""
-_THINK_ACT = re.compile(r"^think\s*:\s?(.*)$|^think\[(.*)\]\s*$", re.IGNORECASE | re.DOTALL)
-"""A thought taken as an action: ALFWorld's ``Act 1: think: ...``, WebShop's ``think[...]``."""
+_THINK_ACT = re.compile(r"^think\s*:\s?(.*)$|^think\[(.*?)\]?\s*$", re.IGNORECASE | re.DOTALL)
+"""A thought taken as an action: ALFWorld's ``Act 1: think: ...``, WebShop's ``think[...]`` (also
+when the model's reply was cut before its closing ``]``)."""
 _REACT_RETRY = re.compile(r"^ohh\.\.\.")
 """ReAct's HotpotQA/FEVER notebooks print ``ohh... <output>`` when a reply did not parse."""
 _INDEX = re.compile(r"^\s*(\d+)\s*$")
