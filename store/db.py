@@ -832,6 +832,16 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         with self._lock:
             return texts.cut_steps(self.conn, episode_id, start, stop, chars, offset)
 
+    def agents_in(self, episode_id: str, start: int, end: int) -> list[str]:
+        """The agents that acted in steps ``start`` to ``end`` (inclusive) of an episode, in
+        the order they first did (a log of several agents; empty for a single agent's)."""
+        rows = self._rows(
+            'SELECT agent FROM steps WHERE episode_id = ? AND "index" BETWEEN ? AND ? '
+            "AND agent != '' ORDER BY \"index\"",
+            (episode_id, start, end),
+        )
+        return list(dict.fromkeys(row[0] for row in rows))
+
     def step_text(self, episode_id: str, index: int, field: str, start: int, chars: int) -> str:
         """Characters ``start`` to ``start + chars`` of one text of one step (``""`` past its
         end, or when there is no such step): a long text read a window at a time.

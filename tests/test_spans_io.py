@@ -243,3 +243,26 @@ def test_agreement_against_one_labeller_per_family(run, db_path, episodes):
     missing = run("analyze", "--agreement", "--author", "carol", ok=False)
     assert missing.exit_code == 1 and "causal span by 'carol'" in missing.output
     assert run("analyze", "--author", "alice", ok=False).exit_code == 2
+
+
+def test_an_exported_span_names_the_agents_that_acted_in_it_and_reads_back(run, db_path, tmp_path):
+    chat = {
+        "messages": [
+            {"role": "user", "content": "Count the primes below 20.", "name": "Admin"},
+            {"role": "user", "content": "There are 9.", "name": "Coder"},
+            {"role": "user", "content": "Agreed.", "name": "Critic"},
+        ]
+    }
+    runs = write_jsonl(tmp_path / "chat.jsonl", [chat])
+    run("import", str(runs))
+    with Store(db_path) as store:
+        (episode,) = store.episodes()
+    labels = write_jsonl(tmp_path / "labels.jsonl", [label(episode.id, 1, 2)])
+    run("spans", "import", str(labels))
+    out = tmp_path / "out.jsonl"
+    run("spans", "export", "--out", str(out))
+    (line,) = [json.loads(text) for text in out.read_text().splitlines()]
+    assert line["agents"] == ["Coder", "Critic"]
+    again = run("spans", "import", str(out)).output  # (its agents are left aside)
+    assert "0 new" in again or "already" in again
+    assert len(all_spans(db_path)) == 1

@@ -2,7 +2,8 @@
 
 A line names the ``episode``, the ``start`` and ``end`` steps (inclusive), the ``kind``
 (``causal``, ``contrast``, ``evidence`` or ``note``), and optionally a ``label``, a ``note``,
-the ``author`` and a ``confidence``::
+the ``author`` and a ``confidence``; an export adds the ``agents`` that acted in the span's
+steps, in a log of several agents (left aside when read back)::
 
     {"episode": "3f2a9c1e0b7d-r4", "start": 6, "end": 6, "kind": "causal",
      "label": "wrong-confirmation", "note": "confirms before checking", "author": "alice"}
@@ -61,6 +62,9 @@ class SpanLine(BaseModel):
     """``human``, a labeller's name, or ``analyzer:<name>``."""
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     """How sure the author is, from 0 to 1."""
+    agents: list[str] = []
+    """The agents that acted in the span's steps, in a log of several agents (what an export
+    says; read back, it is left aside: the steps say it)."""
 
 
 def stored_author(name: str) -> str:
@@ -304,8 +308,11 @@ def _steps(
 # -- export ---------------------------------------------------------------------------------
 
 
-def span_line(span: Span, steps: StepMap | None = None) -> dict[str, Any]:
-    """A span as a label-file line (step numbers as source positions when ``steps`` is given)."""
+def span_line(
+    span: Span, steps: StepMap | None = None, agents: list[str] | None = None
+) -> dict[str, Any]:
+    """A span as a label-file line (step numbers as source positions when ``steps`` is given;
+    ``agents``, those that acted in its steps, when any did)."""
     start, end = steps.to_source(span.start, span.end) if steps else (span.start, span.end)
     line = {
         "episode": span.episode_id,
@@ -318,6 +325,8 @@ def span_line(span: Span, steps: StepMap | None = None) -> dict[str, Any]:
     }
     if span.confidence is not None:
         line["confidence"] = span.confidence
+    if agents:
+        line["agents"] = agents
     return line
 
 
@@ -341,6 +350,7 @@ def export_spans(
             continue
         steps = step_map(store, episode.id) if index == "source" else None
         for span in spans:
-            handle.write(json_dumps(span_line(span, steps)) + "\n")
+            agents = store.agents_in(episode.id, span.start, span.end)
+            handle.write(json_dumps(span_line(span, steps, agents)) + "\n")
             count += 1
     return count
