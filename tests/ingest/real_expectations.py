@@ -101,11 +101,6 @@ POINT_3_AGENTBENCH = (
     "issue 43 point 3: the per-sample status in overall.json's custom.raw_results "
     "(completedCorrect/completedIncorrect) is not joined, so the outcome stays unknown"
 )
-POINT_3_SWEBENCH_REPORT = (
-    "issue 43 point 3: the SWE-bench per-instance report.json as the harness leaves it in "
-    "logs/<instance_id>/ ({'resolved': ...}, the instance named by its folder) is refused "
-    "as --results"
-)
 POINT_6_SIDECHAIN = (
     "issue 43 point 6: steps have no agent yet; this sub-agent transcript names its agent "
     "(agentId aac57f5)"
@@ -132,7 +127,6 @@ FILES: tuple[RealFile, ...] = (
                     Call("", "python3 tests/runtests.py sitemaps_tests"),
                 ),
                 roles=("system", "user", "agent"),
-                xfail={"outcomes": POINT_3_SWEBENCH_REPORT},
             ),
         ),
     ),
@@ -148,7 +142,6 @@ FILES: tuple[RealFile, ...] = (
                 instruction="Fix parse_duration() for some negative durations",
                 calls=(Call("", "django/utils/dateparse.py"),),
                 roles=("system", "user", "agent"),
-                xfail={"outcomes": POINT_3_SWEBENCH_REPORT},
             ),
         ),
     ),

@@ -17,7 +17,8 @@ The SWE-bench harness (``python -m swebench.harness.run_evaluation``) writes a r
 and, per evaluated instance, a ``report.json`` of the form
 ``{instance_id: {"resolved": bool, "patch_exists": bool, "tests_status": {...}, ...}}``.
 Both are accepted as ``--results``; several per-instance reports merged into one object work
-too. An instance in ``resolved_ids`` succeeded; one in ``unresolved_ids``, ``error_ids``,
+too, and so does a per-instance ``{"resolved": bool, ...}`` without the id, as it lies in a
+``logs/<instance_id>/report.json`` folder named for its instance. An instance in ``resolved_ids`` succeeded; one in ``unresolved_ids``, ``error_ids``,
 ``empty_patch_ids``, ``completed_ids`` or ``submitted_ids`` (and not resolved) failed. An
 instance only in ``incomplete_ids`` (never evaluated) or not in the report at all stays
 unknown.
@@ -110,6 +111,8 @@ def parse_report(data: Any, path: Path) -> dict[str, bool]:
         raise IngestError(path, "", "", "expected a JSON object (a SWE-bench evaluation report)")
     if RESOLVED_KEY in data:
         return _from_summary(data, path)
+    if isinstance(data.get("resolved"), bool) and INSTANCE_ID.match(path.parent.name):
+        return {path.parent.name: data["resolved"]}  # logs/<instance_id>/report.json
     if data and all(isinstance(value, dict) for value in data.values()):
         return _from_instances(data, path)
     raise IngestError(
