@@ -379,3 +379,27 @@ def test_a_trace_stays_open_until_its_last_line(tmp_path):
     assert otlp._stream_plan(ctx) == {"a": 3, "b": 2}
     read = [(item.episode.metadata["trace_id"], len(item.steps)) for item in otlp.read(ctx)]
     assert read == [("a", 3), ("b", 1)]  # the first trace first, though it ends last
+
+
+def test_the_steps_of_a_trace_of_several_agents_name_the_agent_they_ran_under(tmp_path, store):
+    agent = "gen_ai.operation.name"
+    path = write_json(
+        tmp_path / "trace.json",
+        traces(
+            span("root", "", 0, 100, {agent: "invoke_agent", "gen_ai.agent.name": "Orchestrator"}),
+            span("plan", "root", 1, 2, {agent: "execute_tool", "gen_ai.tool.name": "plan"}),
+            span("sub", "root", 3, 90, {agent: "invoke_agent", "gen_ai.agent.name": "Researcher"}),
+            span("look", "sub", 4, 5, {agent: "execute_tool", "gen_ai.tool.name": "search"}),
+        ),
+    )
+    import_paths(store, [path], format="otlp")
+    steps = store.steps(only_episode(store).id)
+    assert [(s.tool_name, s.agent) for s in steps if s.kind == "tool_call"] == [
+        ("plan", "Orchestrator"),
+        ("search", "Researcher"),
+    ]
+
+
+def test_a_trace_of_one_agent_names_no_agent_on_its_steps(store, otlp_dir):
+    import_paths(store, [otlp_dir / GENAI])
+    assert {s.agent for s in store.steps(only_episode(store).id)} == {""}

@@ -560,6 +560,8 @@ class _Steps:
         self.fields: list[dict[str, Any]] = []
         self.held: dict[str, Any] | None = None
         self.spans: list[_Span] = []
+        self.agents: dict[str, str] = {}
+        """The agent each span ran under, by span id (:func:`_agents`)."""
         self.parts: dict[tuple[str, str], Any] | None = None
         """``(part type, call id)`` → arguments of a ``tool_call`` part of a model's output,
         or response of a ``tool_call_response`` part of its input: a tool span's arguments
@@ -569,6 +571,7 @@ class _Steps:
     def read(self, root: _Span, spans: list[_Span], instruction: str) -> list[dict[str, Any]]:
         """The steps of ``spans`` (sorted), the instruction first."""
         self.spans = spans
+        self.agents = _agents(spans)
         if instruction:
             self._add(root, root.start, {"kind": "message", "role": "user", "content": instruction})
         for span in spans:
@@ -599,8 +602,11 @@ class _Steps:
                         found.setdefault((as_text(part.get("type")), part["id"]), value)
 
     def _add(self, span: _Span, nanos: int, step: dict[str, Any]) -> None:
-        """Add a step, its time ``nanos`` and its raw record the span."""
+        """Add a step, its time ``nanos`` and its raw record the span (and the agent it ran
+        under, in a trace of several agents)."""
         step["timestamp"], step["raw"] = _time(nanos), span.raw
+        if (agent := self.agents.get(span.span_id)) and step["role"] != "user":
+            step["agent"] = agent
         self.fields.append(step)
 
     def _model(self, span: _Span) -> None:
@@ -654,6 +660,36 @@ class _Steps:
         else:
             step = {"kind": "thought", "role": "assistant", "thought": held["thought"]}
             self._add(span, span.end, step)
+
+
+def _agents(spans: list[_Span]) -> dict[str, str]:
+    """The agent each span ran under — the nearest agent span at or above it, by its
+    ``gen_ai.agent.name`` (OpenInference: ``agent.name``), else its name — by span id; none
+    when the trace holds fewer than two agents (a single agent's steps name no agent)."""
+    by_id = {s.span_id: s for s in spans}
+    found: dict[str, str] = {}
+    for span in spans:
+        path, node = [], span
+        while node is not None and node.span_id not in found and node.kind != "agent":
+            path.append(node.span_id)
+            node = by_id.get(node.parent_id) if len(path) < len(by_id) else None  # (a loop)
+        agent = "" if node is None else found.get(node.span_id) or _agent_name(node)
+        for span_id in path:
+            found[span_id] = agent
+        if node is not None:
+            found.setdefault(node.span_id, agent)
+    named = {k: v for k, v in found.items() if v}
+    return named if len(set(named.values())) > 1 else {}
+
+
+def _agent_name(span: _Span) -> str:
+    """An agent span's agent: its ``gen_ai.agent.name``, else OpenInference's ``agent.name``,
+    else the span's name (``invoke_agent <name>``)."""
+    if span.kind != "agent":
+        return ""
+    attrs = span.attributes
+    named = as_text(attrs.get("gen_ai.agent.name")) or as_text(attrs.get("agent.name"))
+    return named or span.name.removeprefix("invoke_agent ").strip()
 
 
 def _result_text(value: Any) -> str:
