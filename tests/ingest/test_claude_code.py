@@ -85,12 +85,30 @@ def test_a_sidechain_is_its_own_episode_linked_to_its_task_call(store, cc_dir):
     assert [s.tool_name for s in steps if s.kind == "tool_call"] == ["Grep"]
     assert all(s.tool_name != "Grep" for s in store.steps(main.id))  # kept apart
     assert sub.usage.prompt_tokens == 850
+    assert {s.agent for s in steps if s.role != "user"} == {"sub-agent"}  # (no type named)
+    assert {s.agent for s in steps if s.role == "user"} == {""}  # (the parent's prompt)
+    assert {s.agent for s in store.steps(main.id)} == {""}
+
+
+def test_a_sidechains_steps_name_the_sub_agent_its_parent_asked_for(store, cc_dir, tmp_path):
+    text = (cc_dir / "session.jsonl").read_text()
+    typed = text.replace(
+        '"input": {"description": "Find rounding",',
+        '"input": {"subagent_type": "code-searcher", "description": "Find rounding",',
+    )
+    assert typed != text
+    path = tmp_path / "session.jsonl"
+    path.write_text(typed)
+    import_paths(store, [path])
+    _, (sub,) = sessions(store)
+    assert {s.agent for s in store.steps(sub.id) if s.role != "user"} == {"code-searcher"}
 
 
 def test_a_sub_agent_file_gives_a_sidechain_episode(store, cc_dir):
     import_paths(store, [cc_dir / "agent-a91b.jsonl"])
     (episode,) = store.episodes()
     assert episode.metadata["sidechain"] is True and episode.metadata["agent_id"] == "a91b"
+    assert {s.agent for s in store.steps(episode.id) if s.role != "user"} == {"a91b"}
     assert episode.metadata["session_id"].startswith("7f3c2a10")
     assert store.steps(episode.id)[2].observation == "Error: File does not exist."
 

@@ -23,7 +23,8 @@ carry no step: a ``summary`` becomes the episode's ``metadata.summary``, the res
 
 **Episodes.** A file is one session and its main chain (lines with ``isSidechain`` false) is
 one episode. Sub-agent runs (the Task tool) are *sidechains*: each becomes an episode of its
-own, linked both ways: its ``metadata`` has ``sidechain: true``, ``parent_episode`` and, when
+own, whose steps name the sub-agent (the parent call's ``subagent_type``, else the
+sidechain's ``agentId``) as their agent, linked both ways: its ``metadata`` has ``sidechain: true``, ``parent_episode`` and, when
 the parent's Task call is found by its prompt, ``parent_tool_call_id``; the parent lists its
 sidechains' episode ids in ``metadata.sidechains``. Separate episodes keep each agent's
 decisions apart for analysis (a sub-agent's step is never read as the main agent's). Lines
@@ -171,7 +172,8 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
 
 def _episodes(ctx: ReadContext, session: _Session) -> Iterator[ParsedEpisode | IngestError]:
     main = _parse_chain(ctx, session, session.main) if session.main else None
-    subs = [_parse_chain(ctx, session, chain) for chain in session.sidechains.values()]
+    agents = _task_agents(main.steps) if main is not None else {}
+    subs = [_parse_chain(ctx, session, chain, agents) for chain in session.sidechains.values()]
     if main is not None:
         main.episode.metadata["sidechains"] = [p.episode.id for p in subs]
         calls = _task_calls(main.steps)
@@ -183,6 +185,21 @@ def _episodes(ctx: ReadContext, session: _Session) -> Iterator[ParsedEpisode | I
     for parsed in ([main] if main else []) + subs:
         yield from parsed.errors
         yield parsed.parsed
+
+
+def _task_agents(steps: Sequence[Step]) -> dict[str, str]:
+    """Prompt of each sub-agent call → the sub-agent it asks for (``subagent_type``)."""
+    agents = {}
+    for kind, raw in zip(*(step_column(steps, f) for f in ("kind", "raw")), strict=True):
+        block = raw.get("block") if isinstance(raw, dict) else None
+        inputs = block.get("input") if isinstance(block, dict) else None
+        if (
+            kind == "tool_call"
+            and isinstance(inputs, dict)
+            and isinstance(inputs.get("prompt"), str)
+        ):
+            agents[inputs["prompt"]] = scalar(inputs.get("subagent_type")) or ""
+    return agents
 
 
 def _task_calls(steps: Sequence[Step]) -> dict[str, str]:
@@ -221,7 +238,12 @@ class _Parsed:
         return self.parsed.steps
 
 
-def _parse_chain(ctx: ReadContext, session: _Session, chain: _Chain) -> _Parsed:
+def _parse_chain(
+    ctx: ReadContext, session: _Session, chain: _Chain, agents: dict[str, str] | None = None
+) -> _Parsed:
+    """One chain's episode; a sidechain's steps (but its prompt) name the sub-agent that took
+    them: the one its parent's call asked for (``agents``: prompt → sub-agent), else the
+    sidechain's ``agentId``, else ``sub-agent``."""
     where = f"line {chain.first_line}"
     episode_id = ctx.episode_id(f"L{chain.first_line}")
     reader = _StepReader(ctx)
@@ -231,6 +253,12 @@ def _parse_chain(ctx: ReadContext, session: _Session, chain: _Chain) -> _Parsed:
         except IngestError as error:
             reader.errors.append(error)
     reader.flush()
+    if chain.sidechain:
+        first = chain.lines[0][1]
+        agent = (agents or {}).get(reader.instruction) or scalar(first.get("agentId"))
+        for fields in reader.fields:
+            if fields.get("role") != "user":
+                fields["agent"] = agent or "sub-agent"
     steps = build_steps(ctx, where, episode_id, reader.fields)
     instruction = reader.instruction
     task = Task(
