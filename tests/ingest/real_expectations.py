@@ -101,10 +101,6 @@ POINT_3_AGENTBENCH = (
     "issue 43 point 3: the per-sample status in overall.json's custom.raw_results "
     "(completedCorrect/completedIncorrect) is not joined, so the outcome stays unknown"
 )
-POINT_6_SIDECHAIN = (
-    "issue 43 point 6: steps have no agent yet; this sub-agent transcript names its agent "
-    "(agentId aac57f5)"
-)
 
 MSWEA_RULE = "system prompt + task message + one step per assistant turn (its output merged)"
 AGENTBENCH_RULE = (
@@ -363,7 +359,6 @@ FILES: tuple[RealFile, ...] = (
                 ),
                 roles=("user", "assistant", "tool"),
                 agents=("aac57f5",),
-                xfail={"speaker": POINT_6_SIDECHAIN},
             ),
         ),
     ),
@@ -527,7 +522,7 @@ def roles_kept(steps: Sequence[Step], expect: EpisodeExpect) -> bool:
 
 def agents_kept(steps: Sequence[Step], expect: EpisodeExpect) -> bool:
     """Whether the steps carry the file's named agents (``Step.agent``, issue 43 point 6)."""
-    return set(expect.agents) <= {getattr(step, "agent", "") for step in steps}
+    return set(expect.agents) <= {step.agent for step in steps}
 
 
 def speaker_kept(steps: Sequence[Step], expect: EpisodeExpect) -> bool:
