@@ -56,10 +56,27 @@ def test_paths_reach_keys_indices_and_every_element(path, found):
     assert mapped.resolve(record, mapped.parse_path(path)) == found
 
 
+@pytest.mark.parametrize(
+    ("record", "found"),
+    [
+        ({"name": "Critic", "role": "assistant"}, ["Critic"]),
+        ({"name": None, "role": "WebSurfer"}, ["WebSurfer"]),
+        ({"name": "", "role": "WebSurfer"}, ["WebSurfer"]),
+        ({"role": "WebSurfer"}, ["WebSurfer"]),
+        ({"name": None}, []),
+        ({"other": 1}, []),
+    ],
+)
+def test_alternatives_read_the_first_path_that_gives_a_value(record, found):
+    assert mapped.paths.first_found(record, "name | role") == found
+
+
 @pytest.mark.parametrize("path", ["", "a..b", ".a", "a.", "a[x]", "a b", "a[1"])
 def test_bad_paths_are_refused(path):
     with pytest.raises(ValueError, match="bad path"):
         mapped.parse_path(path)
+    with pytest.raises(ValueError, match="bad path"):
+        mapped.parse_alternatives(f"ok | {path}")
 
 
 # -- JSON -------------------------------------------------------------------------------------
@@ -109,6 +126,159 @@ def test_jsonl_has_one_episode_per_line_and_wildcards_join_text(store, tmp_path)
     assert store.steps(runs["chat:1"].id)[0].observation == "a\nb"
 
 
+def mapping_file(tmp_path: Path, toml: str) -> mapped.MappedImporter:
+    path = tmp_path / "mapping.toml"
+    path.write_text(toml)
+    return mapped.load(path)
+
+
+CHAT = """
+name = "chat"
+[episodes]
+id = "id"
+agent = "meta.agent | meta.model"
+family = { value = "gaia" }
+success = false
+score = 0
+[steps]
+path = "messages"
+kind = { value = "message" }
+content = "content"
+thought = "name | role"
+reward = 0.5
+role = { map = "role", values = { user_proxy = "user", Orchestrator = "assistant" } }
+"""
+
+
+def test_constants_alternatives_and_value_maps(store, tmp_path):
+    importer = mapping_file(tmp_path, CHAT)
+    log = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [
+            {
+                "id": "a",
+                "meta": {"agent": "team-1", "model": "gpt"},
+                "messages": [
+                    {"content": "Add 2 and 2.", "role": "user_proxy"},
+                    {"content": "4", "role": "Orchestrator", "name": "Solver"},
+                ],
+            },
+            {"id": "b", "meta": {"model": "gpt"}, "messages": [{"content": "hi", "role": None}]},
+        ],
+    )
+    import_paths(store, [log], format=importer)
+    runs = by_task(store)
+    first, second = runs["chat:a"], runs["chat:b"]
+    assert (first.agent, second.agent, first.family) == ("team-1", "gpt", "gaia")
+    assert (first.outcome.success, first.outcome.score) == (False, 0.0)
+    steps = store.steps(first.id)
+    assert [(s.kind, s.role, s.content, s.thought) for s in steps] == [
+        ("message", "user", "Add 2 and 2.", "user_proxy"),
+        ("message", "assistant", "4", "Solver"),
+    ]
+    assert steps[0].reward == 0.5
+    assert store.task("chat:a").instruction == "Add 2 and 2."  # the first user message
+    assert store.steps(second.id)[0].role == "agent"  # nothing to map: the kind's default
+
+
+def test_a_value_the_map_lacks_is_an_error_quoting_it_and_a_default_takes_it(store, tmp_path):
+    log = write_jsonl(
+        tmp_path / "runs.jsonl",
+        [{"id": "a", "messages": [{"content": "hm", "role": "WebSurfer"}]}],
+    )
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [log], format=mapping_file(tmp_path, CHAT))
+    assert str(caught.value) == (
+        f"{log}: line 1, step 0: field 'steps.role': 'WebSurfer' at 'role' is not in the value "
+        "map (user_proxy, Orchestrator) and it has no default"
+    )
+    fallback = CHAT.replace('"assistant" }', '"assistant" }, default = "assistant"')
+    import_paths(store, [log], format=mapping_file(tmp_path, fallback))
+    (episode,) = store.episodes()
+    assert store.steps(episode.id)[0].role == "assistant"
+
+
+def test_a_role_read_as_it_is_must_be_one_of_six_and_its_error_shows_it(store, tmp_path):
+    importer = mapping_file(tmp_path, '[steps]\npath = "turns"\ncontent = "text"\nrole = "who"\n')
+    speaker = "Orchestrator (thought) " + "x" * 1000
+    log = write_jsonl(tmp_path / "runs.jsonl", [{"turns": [{"text": "hi", "who": speaker}]}])
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [log], format=importer)
+    message = caught.value.message
+    assert message.startswith("'Orchestrator (thought) xxx") and "(1,023 characters)" in message
+    assert message.endswith(
+        "at 'who' is no role (one of system, user, assistant, tool, environment, agent); map it "
+        "with a value map"
+    )
+    assert len(str(caught.value)) < 500
+
+
+def test_records_without_steps_are_episodes_of_their_outcome(db_path, store, folder, tmp_path):
+    """A record whose steps are absent or empty imports with its outcome and no step (one
+    with neither steps nor an outcome is an error naming what the record holds, above)."""
+    data = json.loads((folder / "bolt-runs.json").read_text())
+    data["runs"][0]["trace"] = []
+    del data["runs"][1]["trace"]
+    log = tmp_path / "bolt-runs.json"
+    log.write_text(json.dumps(data))
+    report = import_paths(store, [log], format=mapped.load(folder / "bolt.toml"))
+    assert report.episodes == 2 and report.files[0].steps == 0
+    runs = by_task(store)
+    assert runs["bolt:sort-files"].n_steps == 0
+    assert runs["bolt:sort-files"].outcome.success is True
+    shown = cli(db_path, "show", runs["bolt:count-lines"].id)
+    assert shown.exit_code == 0 and "FAIL" in shown.output and "steps=0" in shown.output
+    assert "step 0" not in shown.output
+
+
+def test_a_results_file_imports_as_outcomes_and_analyze_leaves_them_out(db_path, folder):
+    args = ("import", "--map", str(folder / "results.toml"), str(folder / "results.jsonl"))
+    result = cli(db_path, *args)
+    assert result.exit_code == 0, result.output
+    assert "bolt: 3 new episode(s); 1 succeeded, 2 failed, 0 unknown; 0 step(s)" in result.output
+    result = cli(db_path, "analyze")
+    assert result.exit_code == 0, result.output
+    assert "0 failure(s) analysed, 2 left out (no steps: outcome only)" in result.output
+    assert "rejected" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "episodes"),
+    [
+        ("runs.json", json.dumps([{"id": "a", "ok": True}, {"id": "b", "ok": False}]), 2),
+        ("run.json", json.dumps({"id": "a", "ok": True}), 1),
+        ("runs.jsonl", '{"id": "a", "ok": true}\n{"id": "b", "ok": false}\n', 2),
+        ("runs.ndjson", '{"id": "a", "ok": true}\n', 1),
+    ],
+)
+def test_the_format_follows_the_file_name_when_the_mapping_gives_none(
+    store, tmp_path, name, text, episodes
+):
+    importer = mapping_file(tmp_path, '[episodes]\nid = "id"\nsuccess = "ok"\n')
+    log = tmp_path / name
+    log.write_text(text)
+    assert import_paths(store, [log], format=importer).episodes == episodes
+
+
+def test_a_jsonl_log_may_hold_a_list_of_episodes_per_line(store, tmp_path):
+    importer = mapping_file(tmp_path, '[episodes]\npath = "runs[*]"\nsuccess = "ok"\n')
+    log = write_jsonl(tmp_path / "runs.jsonl", [{"runs": [{"ok": True}, {"ok": False}]}])
+    import_paths(store, [log], format=importer)
+    assert sorted(e.id.split("-", 1)[1] for e in store.episodes()) == [
+        "line1.record0",
+        "line1.record1",
+    ]
+
+
+def test_each_mapped_step_keeps_its_element_of_the_log(db_path, store, folder):
+    import_paths(store, [folder / "bolt-runs.json"], format=mapped.load(folder / "bolt.toml"))
+    done = by_task(store)["bolt:sort-files"]
+    trace = json.loads((folder / "bolt-runs.json").read_text())["runs"][0]["trace"]
+    assert [s.raw for s in store.steps(done.id)] == trace
+    shown = cli(db_path, "show", done.id, "--raw")
+    assert '"act": {"cmd": "ls -S /data"}' in shown.output
+
+
 def test_a_record_that_does_not_fit_names_file_record_and_mapping_key(store, tmp_path, folder):
     data = json.loads((folder / "bolt-runs.json").read_text())
     data["runs"][1]["result"]["reward"] = "lots"
@@ -118,7 +288,7 @@ def test_a_record_that_does_not_fit_names_file_record_and_mapping_key(store, tmp
     with pytest.raises(IngestError) as caught:
         import_paths(store, [log], format=importer)
     assert str(caught.value) == (
-        f"{log}: record 1: field 'episodes.score': expected a number at 'result.reward'"
+        f"{log}: record 1: field 'episodes.score': expected a number at 'result.reward', got 'lots'"
     )
     assert store.count_episodes() == 0 and store.batches() == []
     report = import_paths(store, [log], format=importer, skip_bad=True)
@@ -128,19 +298,32 @@ def test_a_record_that_does_not_fit_names_file_record_and_mapping_key(store, tmp
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda run: run.pop("trace"), "record 0: field 'steps.path': no steps at 'trace[*]'"),
-        (lambda run: run.pop("run_id"), "record 0: field 'episodes.id': nothing at 'run_id'"),
+        (
+            lambda run: [run.pop("trace"), run.pop("result")],
+            "record 0: field 'steps.path': no steps at 'trace[*]' and no outcome in an object "
+            "with keys run_id, meta, task",
+        ),
+        (
+            lambda run: run.pop("run_id"),
+            "record 0: field 'episodes.id': nothing at 'run_id' in an object with keys meta, "
+            "task, result, trace",
+        ),
+        (
+            lambda run: run.update(run_id=1.5),
+            "record 0: field 'episodes.id': expected text at 'run_id', got 1.5",
+        ),
         (
             lambda run: run["trace"][0].update(type="dance"),
             "record 0, step 0: field 'steps.kind': 'dance' is no step kind; map it in kinds",
         ),
         (
             lambda run: run["trace"][1].update(r="x"),
-            "record 0, step 1: field 'steps.reward': expected a number at 'r'",
+            "record 0, step 1: field 'steps.reward': expected a number at 'r', got 'x'",
         ),
         (
             lambda run: run["trace"].append({"type": "tool"}),
-            "record 0, step 3: field 'steps.action': no action, observation, thought or content",
+            "record 0, step 3: field 'steps.action': no action, observation, thought or content "
+            'in {"type": "tool"}',
         ),
     ],
 )
@@ -211,6 +394,62 @@ def test_a_pattern_that_runs_too_long_ends_the_file_with_one_line_naming_it(
     assert "ran past its 0.5 s limit" in result.output
 
 
+def test_multiline_fields_keep_their_lines_up_to_the_next_marker(store, folder):
+    """Aider's chat history: a reply runs over many lines (blank ones and code included)
+    until the next marker; a user message of several ``#### `` lines is one message."""
+    importer = mapped.load(folder / "aider.toml")
+    report = import_paths(store, [folder / "aider.chat.history.md"], format=importer)
+    assert report.episodes == 2
+    sessions = {e.task_id: e for e in store.episodes()}
+    first, second = sessions["aider:L1"], sessions["aider:L32"]
+    steps = store.steps(first.id)
+    assert [(s.kind, s.role) for s in steps] == [
+        ("observation", "environment"),
+        ("message", "user"),
+        ("message", "assistant"),
+        ("observation", "environment"),
+        ("message", "user"),
+        ("message", "assistant"),
+        ("observation", "environment"),
+    ]
+    reply = steps[2].content
+    assert reply.startswith("I will add the flag to the argument parser.\n\ncli.py\n```python")
+    assert '    parser.add_argument("--verbose", action="store_true")' in reply
+    assert reply.endswith(">>>>>>> REPLACE\n```")
+    assert steps[3].observation == "Applied edit to cli.py\nCommit 1a2b3c4 feat: add --verbose flag"
+    assert steps[4].content == "the tests fail:\nAssertionError: '--verbose' not in the help text"
+    assert (steps[1].raw, steps[2].raw) == ({"line": 7}, {"line": 9})
+    assert store.task(first.task_id).instruction == "add a --verbose flag to cli.py"
+    assert (first.family, second.family, second.n_steps) == ("aider", "aider", 3)
+
+
+def test_without_multiline_a_reply_keeps_only_its_first_line(store, folder, tmp_path):
+    """The same log read without ``multiline``: what the setting changes."""
+    toml = (folder / "aider.toml").read_text().replace("multiline =", "# multiline =")
+    import_paths(store, [folder / "aider.chat.history.md"], format=mapping_file(tmp_path, toml))
+    replies = [
+        s.content for e in store.episodes() for s in store.steps(e.id) if s.role == "assistant"
+    ]
+    assert "I will add the flag to the argument parser." in replies
+    assert "cli.py" in replies  # each line a message of its own
+
+
+def test_a_text_episode_of_an_outcome_alone_has_no_steps(store, tmp_path):
+    importer = mapping_file(
+        tmp_path,
+        "[episodes]\nagent = { value = 'gardener-v2' }\n[text]\n"
+        "episode = '^### run (?P<id>\\S+)'\naction = '^Do: (?P<action>.+)'\n"
+        "outcome = '^Result: (?P<success>\\w+)'\n",
+    )
+    log = tmp_path / "run.log"
+    log.write_text("### run 1\nResult: failure\n### run 2\nDo: look\nResult: success\n")
+    import_paths(store, [log], format=importer)
+    runs = {e.id.rsplit("-", 1)[1]: e for e in store.episodes()}
+    assert (runs["1"].n_steps, runs["1"].outcome.success) == (0, False)
+    assert (runs["2"].n_steps, runs["2"].outcome.success) == (1, True)
+    assert runs["1"].agent == runs["2"].agent == "gardener-v2"
+
+
 # -- the mapping file -------------------------------------------------------------------------
 
 
@@ -220,9 +459,48 @@ def test_a_pattern_that_runs_too_long_ends_the_file_with_one_line_naming_it(
         ('[episodes]\nidd = "x"\n[steps]\npath = "s"\n', "field 'episodes.idd': extra inputs"),
         ('[steps]\npath = "s"\naction = "a..b"\n', "field 'steps.action': value error, bad path"),
         ("[text]\naction = '(unclosed'\n", "field 'text.action': value error, bad regular"),
-        ('name = "x"\n', "a jsonl mapping needs a [steps] table"),
+        ('name = "x"\n', "a json mapping needs a [steps] table, or episodes.success or"),
         ('name = ""\n[text]\n', "field 'name': string should match pattern"),
         ("[steps\n", "invalid TOML"),
+        (
+            "[episodes]\nscore = true\n",
+            "field 'episodes.score': value error, expected a number, got true",
+        ),
+        (
+            "[episodes]\nsuccess = 1\n",
+            "field 'episodes.success': value error, expected true or false, got 1",
+        ),
+        (
+            "[episodes]\nfamily = 3\nscore = 's'\n",
+            "field 'episodes.family': value error, expected text, got 3",
+        ),
+        (
+            "[episodes]\nid = { value = 'x' }\nscore = 's'\n",
+            "field 'episodes.id': value error, an id is read from each record",
+        ),
+        ("[episodes]\nagent = [1]\nscore = 's'\n", "field 'episodes.agent': expected a path"),
+        (
+            "[episodes]\nagent = 'a | b..c'\nscore = 's'\n",
+            "field 'episodes.agent': value error, bad",
+        ),
+        (
+            '[steps]\npath = "s"\nrole = { map = "r", values = { bot = "robot" } }\n',
+            "field 'steps.role': value error, 'robot' is no role (one of system, user",
+        ),
+        (
+            '[steps]\npath = "s"\nrole = { map = "r", values = {}, default = "x" }\n',
+            "field 'steps.role': value error, 'x' is no role",
+        ),
+        (
+            "[episodes]\nsuccess = { map = 's', values = { ok = 'yes' } }\n",
+            "field 'episodes.success': value error, expected true or false, got 'yes'",
+        ),
+        ("[episodes]\nagent = 'a'\n[text]\naction = 'x'\n", "episodes.agent must be a constant"),
+        (
+            "[text]\naction = 'x'\nmultiline = ['thought']\n",
+            "multiline names 'thought', which has no pattern",
+        ),
+        ("[text]\naction = 'x'\nmultiline = ['outcome']\n", "field 'text.multiline.0': input"),
     ],
 )
 def test_a_bad_mapping_is_one_error_naming_file_and_key(tmp_path, toml, message):
@@ -243,7 +521,10 @@ def test_import_map_reads_the_files_and_skip_bad_works(db_path, folder, tmp_path
     args = ("import", "--map", str(folder / "gardener.toml"), str(log))
     result = cli(db_path, *args)
     assert result.exit_code == 1
-    assert f"{log}: line 19: field 'text.action': no step in this episode" in result.output
+    assert (
+        f"{log}: line 19: field 'text.action': no step and no outcome in this episode: "
+        "'### run 9 | task: t | agent: a'"
+    ) in result.output
     result = cli(db_path, *args, "--skip-bad")
     assert result.exit_code == 0, result.output
     assert "gardener: 2 new episode(s); 1 succeeded, 1 failed" in result.output
@@ -269,3 +550,43 @@ def test_the_readme_mapping_reads_the_sample_log(store, folder, tmp_path):
     mapping.write_text(section.split("```toml\n", 1)[1].split("```", 1)[0])
     report = import_paths(store, [folder / "bolt-runs.json"], format=mapped.load(mapping))
     assert report.episodes == 2 and report.files[0].steps == 5
+
+
+README_SECTION = (
+    (Path(__file__).resolve().parents[2] / "README.md")
+    .read_text()
+    .split("### Any other log: a mapping file", 1)[1]
+    .split("\n## ", 1)[0]
+)
+
+
+def test_the_readme_worked_mappings_are_the_sample_files(folder):
+    """Each worked mapping in README is a file under tests/data/mapped, word for word (the
+    tests here import those files and check what README says of them)."""
+    blocks = [block.split("```", 1)[0] for block in README_SECTION.split("```toml\n")[1:]]
+    named = [block for block in blocks if block.startswith("# tests/data/mapped/")]
+    assert len(named) == 3
+    for block in named:
+        name = block.split(":", 1)[0].removeprefix("# tests/data/mapped/")
+        assert (folder / name).read_text() == block, name
+
+
+def test_the_readme_group_chat_mapping_reads_both_kinds_of_file(store, folder):
+    importer = mapped.load(folder / "groupchat.toml")
+    files = [folder / "groupchat-names.json", folder / "groupchat-roles.json"]
+    report = import_paths(store, files, format=importer)
+    assert report.episodes == 2
+    runs = by_task(store)
+    low, water = runs["groupchat:q-017"], runs["groupchat:q-023"]
+    assert (low.outcome.success, water.outcome.success) == (False, True)
+    assert (low.family, low.n_steps, water.n_steps) == ("gaia", 6, 5)
+    assert store.task(water.task_id).instruction.startswith("What is the boiling point")
+    speakers = [(s.role, s.thought) for s in store.steps(low.id)]
+    assert speakers[:3] == [
+        ("user", "user_proxy"),
+        ("assistant", "Music_Expert"),
+        ("assistant", "WebSearch_Expert"),
+    ]
+    roles = [(s.role, s.thought) for s in store.steps(water.id)]
+    assert roles[:2] == [("user", "human"), ("assistant", "Orchestrator (thought)")]
+    assert store.steps(low.id)[0].raw["name"] == "user_proxy"
