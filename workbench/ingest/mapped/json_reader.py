@@ -48,12 +48,10 @@ class RecordReader:
     """Reads a JSON log (whole) or a JSONL log (a line at a time) into episodes."""
 
     def __init__(self, mapping: Mapping, ctx: ReadContext, lines: bool) -> None:
-        self.episodes, self.steps, self.ctx, self.lines = (
-            mapping.episodes,
-            mapping.steps,
-            ctx,
-            lines,
-        )
+        self.episodes, self.steps = mapping.episodes, mapping.steps
+        self.ctx = ctx
+        self.lines = lines
+        """Whether the log is JSONL (each line a record, or ``episodes.path`` in it)."""
 
     def read(self) -> Iterator[ParsedEpisode | IngestError]:
         """Yield the log's episodes; a record that does not fit is yielded as an error."""
@@ -94,9 +92,14 @@ class RecordReader:
             raise self.ctx.error(where, field, f"{at}no outcome in {described(record)}")
         return parsed_episode(self.ctx, where, key, header, outcome, steps, {"record": key})
 
+    def _spec(self, key: str, table: str) -> Any:
+        """How field ``key`` of ``[table]`` is read (``None``: it is not mapped)."""
+        section = self.episodes if table == "episodes" else self.steps
+        return getattr(section, key) if section is not None else None
+
     def _read(self, where: str, record: Any, key: str, table: str = "episodes") -> list[Any]:
         """The values of field ``key`` of ``[table]`` in ``record`` (none when unmapped)."""
-        spec = getattr(self.episodes if table == "episodes" else self.steps, key)
+        spec = self._spec(key, table)
         if spec is None:
             return []
         try:
@@ -125,8 +128,7 @@ class RecordReader:
         values = self._read(where, record, key, table)
         number = float_or_none(values[0]) if values else None
         if values and number is None and values[0] is not None:
-            spec = getattr(self.episodes if table == "episodes" else self.steps, key)
-            wrong = f"expected a number at {spec.source}, got {shown(values[0])}"
+            wrong = f"expected a number at {self._spec(key, table).source}, got {shown(values[0])}"
             raise self.ctx.error(where, f"{table}.{key}", wrong)
         return number
 

@@ -112,14 +112,7 @@ class TextReader:
             raise self.ctx.error(f"line {number}", f"text.{key}", str(timeout)) from None
 
     def _line(self, draft: _Draft, number: int, line: str) -> IngestError | None:
-        key, match = next(
-            (
-                (key, match)
-                for key in self.patterns
-                if key != "episode" and (match := self._search(key, number, line))
-            ),
-            ("", None),
-        )
+        key, match = self._match(number, line)
         block = draft.block
         if match is None:
             if block is not None:
@@ -132,6 +125,13 @@ class TextReader:
             return None
         draft.close_block()
         return self._matched(draft, number, key, match)
+
+    def _match(self, number: int, line: str) -> tuple[str, re.Match[str] | None]:
+        """The first pattern but ``episode`` that matches the line, and its match."""
+        for key in self.patterns:
+            if key != "episode" and (match := self._search(key, number, line)):
+                return key, match
+        return "", None
 
     def _matched(self, draft: _Draft, number: int, key: str, match: re.Match[str]) -> Any:
         value = _group(match, key)
