@@ -241,6 +241,20 @@ def test_contrast_falls_back_to_same_task_then_family(runs: Store):
     assert contrast_for(runs, new_task).id == "other-task-pass"  # same family, same agent
 
 
+def test_contrast_is_never_an_outcome_without_steps(runs: Store):
+    """A success imported alone (a results file) has nothing to compare with: passed over."""
+    for eid, task in (("result-task", "sw:thermo:1"), ("result-family", "sw:thermo:2")):
+        outcome = Outcome(success=True, score=100.0)
+        runs.add_episode(
+            Episode(id=eid, task_id=task, agent="other", batch_id="b", outcome=outcome), []
+        )
+    failed = _episode(runs, "fail-other", "sw:thermo:1", "other", False, RUN_A[:1])
+    assert contrast_for(runs, failed).id == "same-task-llm"
+    runs.put_task(Task(id="sw:thermo:3", environment="sw", family="thermo", instruction="x"))
+    new_task = _episode(runs, "fail-3", "sw:thermo:3", "other", False, RUN_A[:1])
+    assert contrast_for(runs, new_task).id == "other-task-pass"
+
+
 def test_contrast_none_when_nothing_succeeded(runs: Store):
     assert contrast_for(runs, runs.episode("boil-fail")) is None
 

@@ -369,10 +369,20 @@ def contrast_of_task(store: Store, episode: Episode) -> Episode | None:
     """The earliest stored success of ``episode``'s task, one of its agent first."""
     for agent in (episode.agent, None):
         where = EpisodeFilter(outcome="passed", task=episode.task_id, agent=agent)
-        found = next((c for c in store.episodes(where, limit=2) if c.id != episode.id), None)
+        found = _other_with_steps(store.iter_episodes(where, page=CONTRAST_PAGE), episode)
         if found is not None:
             return found
     return None
+
+
+CONTRAST_PAGE = 16
+"""Successes read at a time while looking for a contrast."""
+
+
+def _other_with_steps(found: Iterable[Episode], episode: Episode) -> Episode | None:
+    """The first of ``found`` that is not ``episode`` and has steps to compare with (an
+    outcome imported alone, from a results file, has none)."""
+    return next((c for c in found if c.id != episode.id and c.n_steps), None)
 
 
 def contrast_of_family(store: Store, episode: Episode) -> Episode | None:
@@ -384,10 +394,12 @@ def contrast_of_family(store: Store, episode: Episode) -> Episode | None:
     for agent in (episode.agent, None):
         found = (
             episodes_of(store, family, EpisodeFilter(outcome="passed", agent=agent))
-            if is_inferred(family)  # read until one matches; a stored family is one query
-            else store.episodes(EpisodeFilter(outcome="passed", agent=agent, family=family), 2)
+            if is_inferred(family)  # read until one matches; a stored family by its index
+            else store.iter_episodes(
+                EpisodeFilter(outcome="passed", agent=agent, family=family), page=CONTRAST_PAGE
+            )
         )
-        match = next((c for c in found if c.id != episode.id), None)
+        match = _other_with_steps(found, episode)
         if match is not None:
             return match
     return None
