@@ -236,10 +236,28 @@ def test_a_results_file_imports_as_outcomes_and_analyze_leaves_them_out(db_path,
     result = cli(db_path, *args)
     assert result.exit_code == 0, result.output
     assert "bolt: 3 new episode(s); 1 succeeded, 2 failed, 0 unknown; 0 step(s)" in result.output
+    with Store(db_path) as store:
+        assert sorted(e.task_id for e in store.episodes()) == [
+            "bolt:count-lines",
+            "bolt:count-lines",
+            "bolt:sort-files",
+        ]
     result = cli(db_path, "analyze")
     assert result.exit_code == 0, result.output
     assert "0 failure(s) analysed, 2 left out (no steps: outcome only)" in result.output
     assert "rejected" not in result.output
+
+
+def test_a_status_the_results_map_does_not_list_is_an_error_naming_it(store, folder, tmp_path):
+    log = write_jsonl(
+        tmp_path / "results.jsonl", [{"run": "r-9", "task": "t", "status": "crashed"}]
+    )
+    with pytest.raises(IngestError) as caught:
+        import_paths(store, [log], format=mapped.load(folder / "results.toml"))
+    assert str(caught.value) == (
+        f"{log}: line 1: field 'episodes.success': 'crashed' at 'status' is not in the value "
+        "map (pass, fail, timeout) and it has no default"
+    )
 
 
 @pytest.mark.parametrize(
@@ -421,6 +439,7 @@ def test_multiline_fields_keep_their_lines_up_to_the_next_marker(store, folder):
     assert (steps[1].raw, steps[2].raw) == ({"line": 7}, {"line": 9})
     assert store.task(first.task_id).instruction == "add a --verbose flag to cli.py"
     assert (first.family, second.family, second.n_steps) == ("aider", "aider", 3)
+    assert first.outcome.success is None and first.outcome.score is None
 
 
 def test_without_multiline_a_reply_keeps_only_its_first_line(store, folder, tmp_path):
