@@ -49,7 +49,7 @@ map.
 **Records with no steps** (nothing at ``steps.path``, an empty list, or no ``[steps]``
 table at all) are episodes of no steps when they have an outcome: a results file imports as
 outcome-only episodes. Without steps or an outcome, a record is an error. Each step keeps its
-element of the log as its raw record (``workbench show --raw``).
+element of the log as its raw record (a text log's step: ``{"line": N}``, its first line).
 
 **Text logs** use ``[text]`` with regular expressions matched per line, the first that matches
 reading it, in this order: ``episode`` (a line that starts an episode; groups ``id``, ``task``,
