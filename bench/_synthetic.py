@@ -126,6 +126,7 @@ LINE_SAMPLES = {
     "openai-chat": ("openai-chat/tools.jsonl", "messages"),
     "openhands": ("openhands/output.jsonl", "history"),
     "atif": ("atif/runs.jsonl", "steps"),
+    "group-chat": ("group-chat/chats.jsonl", "history"),
 }
 """Formats with one episode per line: each sample line, its list of steps grown to
 :data:`LENGTH`, repeated (episode ids come from the line number)."""

@@ -75,6 +75,8 @@ def _samples() -> list[Sample]:
             DATA / "agentbench" / "gpt-4o" / "os-std" / "overall.json",
         ),
         ("claude-code", SAMPLES / "claude_code_session.jsonl", None),
+        ("group-chat", SAMPLES / "group_chat.jsonl", None),
+        ("group-chat", DATA / "group-chat" / "primes.json", None),
         ("openai-chat", SAMPLES / "chat_runs.jsonl", None),
         ("openai-chat", DATA / "openai-chat" / "tools.jsonl", None),
         (

@@ -700,7 +700,7 @@ def text_of(value: Any) -> str:
     return compact_json(value)
 
 
-SUCCESS_KEYS = ("success", "resolved", "solved", "passed", "correct")
+SUCCESS_KEYS = ("success", "resolved", "solved", "passed", "correct", "is_correct")
 SCORE_KEYS = ("score", "reward", "final_reward", "return")
 
 

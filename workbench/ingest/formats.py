@@ -9,6 +9,7 @@ from workbench.ingest import (
     atif,
     claude_code,
     codex,
+    group_chat,
     inspect_log,
     jsonl,
     mini_swe_agent,
@@ -31,6 +32,7 @@ IMPORTERS: tuple[Importer, ...] = (
     codex,
     agentbench,
     claude_code,  # JSON lines of single messages with Claude Code's session fields
+    group_chat,  # messages naming their speaker, no tool calls: before openai_chat
     openai_chat,  # generic message lists: after every format that also carries messages
     react_text,  # plain text: last
 )

@@ -171,7 +171,7 @@ def sniff(path: Path, head: str) -> bool:
 def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
     """Yield one episode per record; unreadable records are yielded as errors."""
     results = Results.load(ctx, RESULT_ID_KEYS)
-    yield from read_records(ctx, lambda record: _episode(ctx, record, results))
+    yield from read_records(ctx, lambda record: episode(ctx, record, results))
 
 
 def _messages(ctx: ReadContext, record: Record) -> tuple[dict[str, Any], str | None, list[Any]]:
@@ -192,13 +192,23 @@ def _messages(ctx: ReadContext, record: Record) -> tuple[dict[str, Any], str | N
     )
 
 
-def _episode(ctx: ReadContext, record: Record, results: Results | None) -> ParsedEpisode:
+def episode(
+    ctx: ReadContext,
+    record: Record,
+    results: Results | None,
+    environment: str = DEFAULT_ENVIRONMENT,
+    question_keys: tuple[str, ...] = (),
+) -> ParsedEpisode:
+    """One record's episode (``environment``: the tasks' environment when the record names
+    none; ``question_keys``: keys whose text is the task, before its first user message)."""
     fields, list_key, messages = _messages(ctx, record)
     episode_id = ctx.episode_id(f"r{record.index}")
     steps = _steps(ctx, record.where, episode_id, messages, list_key or "messages")
-    instruction = first_user_message(steps)
-    environment = pick(fields, ("environment", "env", "benchmark"), DETAIL_KEYS)
-    environment = environment or DEFAULT_ENVIRONMENT
+    question = next(
+        (t for k in question_keys if isinstance(t := fields.get(k), str) and t.strip()), ""
+    )
+    instruction = question or first_user_message(steps)
+    environment = pick(fields, ("environment", "env", "benchmark"), DETAIL_KEYS) or environment
     task_key = _task_key(fields) or unnamed_task_key(ctx, record, instruction)
     trial = pick(fields, TRIAL_KEYS)
     result = results.find(_ids(fields), trial) if results else None
