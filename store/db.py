@@ -1173,12 +1173,33 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
     def stats(
         self, by: Literal["family", "agent", "batch"], where: EpisodeFilter = EpisodeFilter()
     ) -> list[GroupStats]:
-        """Outcome counts per family, agent or batch (batches by name)."""
+        """Outcome counts per family, agent or batch (batches by name). By agent, the agents
+        that acted in episodes of several agents follow the episodes' own agents, each with
+        the episodes it acted in (a name that is both counts as the episodes' agent)."""
         key = {"family": "e.family", "agent": "e.agent", "batch": "b.name"}[by]
         clause, params = self.scoped(where).where()
+        joined = "FROM episodes e JOIN batches b ON b.id = e.batch_id"
         rows = self._rows(
-            f"SELECT {key}, {_OUTCOME_COUNTS} FROM episodes e JOIN batches b ON b.id = e.batch_id "
-            f"WHERE {clause} GROUP BY {key} ORDER BY {key}",
+            f"SELECT {key}, {_OUTCOME_COUNTS} {joined} WHERE {clause} GROUP BY 1 ORDER BY 1",
             params,
         )
-        return [GroupStats(*r) for r in rows]
+        stats = [GroupStats(*r) for r in rows]
+        if (
+            by == "agent"
+            and self._rows("SELECT EXISTS (SELECT 1 FROM steps WHERE agent != '')")[0][0]
+        ):
+            acting = (
+                "JOIN (SELECT DISTINCT episode_id, agent FROM steps INDEXED BY steps_by_agent "
+                "WHERE agent != '') s ON s.episode_id = e.id"
+            )
+            own = {row.key for row in stats}
+            stats += [
+                GroupStats(*r)
+                for r in self._rows(
+                    f"SELECT s.agent, {_OUTCOME_COUNTS} {joined} {acting} WHERE {clause} "
+                    "GROUP BY 1 ORDER BY 1",
+                    params,
+                )
+                if r[0] not in own
+            ]
+        return stats

@@ -424,6 +424,8 @@ def test_an_agent_filter_finds_the_episodes_an_agent_acted_in_and_searches_its_s
     assert store.count_episodes(EpisodeFilter(agent="Critic")) == 1
     assert store.unmatched(EpisodeFilter(agent="Critic")) == {}
     assert store.distinct("agent") == ["Coder", "Critic", "gpt", "m1"]
+    by_agent = {row.key: (row.episodes, row.failed) for row in store.stats("agent")}
+    assert by_agent == {"gpt": (1, 1), "m1": (1, 0), "Coder": (1, 0), "Critic": (1, 0)}
     hits = store.search("zebra", EpisodeFilter(agent="Critic"))
     assert [(h.episode_id, h.index) for h in hits] == [("chat", 1)]
     assert len(store.search("zebra")) == 2
