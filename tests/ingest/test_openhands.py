@@ -247,15 +247,31 @@ def test_malformed_line_names_the_line(store: Store, data: Path, tmp_path: Path)
     )
 
 
-def test_missing_instance_id(store: Store, data: Path, tmp_path: Path) -> None:
+def test_an_instance_without_an_id_is_named_by_its_line(store: Store, data: Path, tmp_path: Path):
     first, second = lines(data / "output.jsonl")
     del second["instance_id"]
     path = write_jsonl(tmp_path / "output.jsonl", [first, second])
+    import_paths(store, [path], format=FORMAT)
+    assert sorted(e.task_id.rpartition(":")[2] for e in store.episodes())[0] == "L2"
 
-    error = import_error(store, path, FORMAT)
 
-    assert str(error) == f"{path}: line 2: field 'instance_id': field required (a string)"
-    assert store.count_episodes() == 0
+def test_an_evaluation_of_another_benchmark_is_detected_and_scored(store: Store, tmp_path: Path):
+    """APIBench (gorilla): ``question_id`` names the instance, ``test_result.correct`` says
+    how it went."""
+    record = {
+        "question_id": 17,
+        "metadata": {"agent_class": "CodeActAgent", "dataset": "gorilla-hf"},
+        "history": [],
+        "test_result": {"text": "from transformers import pipeline", "correct": True},
+    }
+    path = write_jsonl(
+        tmp_path / "output.jsonl",
+        [record, {**record, "question_id": 18, "test_result": {"correct": False}}],
+    )
+    assert formats.detect(path).name == FORMAT
+    import_paths(store, [path])
+    outcomes = {e.task_id: e.outcome.success for e in store.episodes()}
+    assert outcomes == {"gorilla-hf:17": True, "gorilla-hf:18": False}
 
 
 @pytest.mark.parametrize(
@@ -318,7 +334,7 @@ def test_binary_junk(store: Store, tmp_path: Path) -> None:
 
 
 def test_failed_import_rolls_everything_back(store: Store, data: Path, tmp_path: Path) -> None:
-    bad = write_jsonl(tmp_path / "bad.jsonl", [{"history": []}])
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"instance_id": "x", "history": "lost"}])
 
     assert_rolled_back(store, [data / "output.jsonl", bad], FORMAT)
 

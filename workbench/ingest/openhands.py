@@ -99,14 +99,19 @@ DEFAULT_ARGS = {"start": (0, 1), "end": (-1,), "is_input": (False,)}
 LLM_KEYS = ("model", "temperature", "top_p", "max_input_tokens", "max_output_tokens")
 
 
+ID_KEYS = ("instance_id", "question_id", "task_id", "sample_id", "id")
+"""Keys naming the evaluated instance, in the order they are tried: OpenHands writes
+``instance_id``; harnesses of other benchmarks keep their own (APIBench's ``question_id``)."""
+
+
 def sniff(path: Path, head: str) -> bool:
-    """JSONL whose first line is an object with ``instance_id`` and ``history``/``test_result``."""
+    """JSONL whose first line is an object with an instance id and ``history`` or
+    ``test_result``, or with both of those (an evaluation of another benchmark)."""
     first = head.lstrip().split("\n", 1)[0]
-    return (
-        first.startswith("{")
-        and '"instance_id"' in first
-        and ('"history"' in first or '"test_result"' in first)
-    )
+    if not first.startswith("{"):
+        return False
+    history, result = '"history"' in first, '"test_result"' in first
+    return (history and result) or ('"instance_id"' in first and (history or result))
 
 
 def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
@@ -121,10 +126,7 @@ def _episode(ctx: ReadContext, number: int, obj: Any) -> ParsedEpisode:
     where = f"line {number}"
     if not isinstance(obj, dict):
         raise ctx.error(where, "", "expected a JSON object")
-    instance_id = obj.get("instance_id")
-    if isinstance(instance_id, bool) or not isinstance(instance_id, str | int) or instance_id == "":
-        raise ctx.error(where, "instance_id", "field required (a string)")
-    instance_id = str(instance_id)
+    instance_id = next((str(v) for k in ID_KEYS if _an_id(v := obj.get(k))), f"L{number}")
     where = f"line {number} instance {instance_id!r}"
     for key in ("test_result", "metadata", "metrics", "instance", "report"):
         if obj.get(key) is not None and not isinstance(obj[key], dict):
@@ -156,6 +158,11 @@ def _episode(ctx: ReadContext, number: int, obj: Any) -> ParsedEpisode:
     except ValidationError as error:
         raise validation_error(ctx.path, where, error) from None
     return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+
+def _an_id(value: Any) -> bool:
+    """Whether ``value`` can name an instance (a non-empty string or an integer)."""
+    return not isinstance(value, bool) and isinstance(value, str | int) and value != ""
 
 
 def _task(obj: dict[str, Any], instance_id: str, steps: list[Step]) -> Task:
