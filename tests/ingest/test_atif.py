@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from store import EpisodeFilter
 from tests.ingest.helpers import (
     ACTION,
     ASSISTANT,
@@ -144,15 +145,21 @@ def test_a_bad_trajectory_fails_the_whole_import(store, atif_dir):
 def test_skip_bad_keeps_good_trajectories_and_names_each_bad_one(store, atif_dir):
     path = atif_dir / "bad_steps.jsonl"
     report = import_paths(store, [path], format="atif", skip_bad=True)
-    assert report.episodes == 2
+    assert report.episodes == 3
     assert bad_reasons(report, path) == [
         "line 2: field 'steps': missing",
         "line 3: field 'steps.1.source': unknown source 'assistant' (expected system, user or agent)",
-        "line 4: field 'steps.1.tool_calls.0.function_name': missing function name",
         "line 5: invalid JSON: unterminated string starting at column 74",
     ]
     tasks = sorted(e.task_id for e in store.episodes())
-    assert tasks == ["shell-puzzles:count-lines-c", "shell-puzzles:count-lines-f"]
+    assert tasks == [
+        "shell-puzzles:count-lines-c",
+        "shell-puzzles:count-lines-e",
+        "shell-puzzles:count-lines-f",
+    ]
+    unnamed = store.episodes(EpisodeFilter(task="shell-puzzles:count-lines-e"))[0]
+    calls = [s for s in store.steps(unnamed.id) if s.tool_name]
+    assert [s.tool_name for s in calls] == ["unnamed"]  # (the call names no function)
 
 
 def test_bad_steps_name_their_field(tmp_path, store):

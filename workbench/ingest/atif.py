@@ -282,14 +282,36 @@ def _action_fields(
     return steps
 
 
+UNNAMED = "unnamed"
+"""The name a tool call that gives none is kept under."""
+
+
 def _call_parts(ctx: ReadContext, where: str, path: str, call: Any) -> ToolCall:
-    """``(function name, arguments, tool call id)`` of one ATIF tool call."""
+    """``(function name, arguments, tool call id)`` of one ATIF tool call.
+
+    Earlier schema versions (and the tools that write them) name the function otherwise:
+    ``function_name``, else ``name`` or ``tool_name``, else an OpenAI-style
+    ``function: {name, arguments}``; a call that names none is kept as :data:`UNNAMED`.
+    """
     if not isinstance(call, dict):
         raise ctx.error(where, path, "expected a tool call object")
-    function = call.get("function_name")
-    if not isinstance(function, str) or not function:
-        raise ctx.error(where, f"{path}.function_name", "missing function name")
-    return function, call.get("arguments"), scalar(call.get("tool_call_id")) or ""
+    nested = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = next(
+        (
+            name
+            for name in (
+                call.get("function_name"),
+                call.get("name"),
+                call.get("tool_name"),
+                nested.get("name"),
+            )
+            if isinstance(name, str) and name.strip()
+        ),
+        UNNAMED,
+    )
+    arguments = call.get("arguments", nested.get("arguments", call.get("input")))
+    call_id = scalar(call.get("tool_call_id")) or scalar(call.get("id")) or ""
+    return function, arguments, call_id
 
 
 def _observations(
