@@ -600,12 +600,31 @@ def test_the_readme_group_chat_mapping_reads_both_kinds_of_file(store, folder):
     assert (low.outcome.success, water.outcome.success) == (False, True)
     assert (low.family, low.n_steps, water.n_steps) == ("gaia", 6, 5)
     assert store.task(water.task_id).instruction.startswith("What is the boiling point")
-    speakers = [(s.role, s.thought) for s in store.steps(low.id)]
+    speakers = [(s.role, s.agent) for s in store.steps(low.id)]
     assert speakers[:3] == [
         ("user", "user_proxy"),
         ("assistant", "Music_Expert"),
         ("assistant", "WebSearch_Expert"),
     ]
-    roles = [(s.role, s.thought) for s in store.steps(water.id)]
+    roles = [(s.role, s.agent) for s in store.steps(water.id)]
     assert roles[:2] == [("user", "human"), ("assistant", "Orchestrator (thought)")]
     assert store.steps(low.id)[0].raw["name"] == "user_proxy"
+
+
+def test_a_steps_agent_is_read_from_either_path_and_checked_as_text(store, tmp_path):
+    mapping = tmp_path / "m.toml"
+    mapping.write_text(
+        '[steps]\npath = "chat[*]"\ncontent = "text"\nagent = "speaker | name"\n'
+        'kind = { value = "message" }\n'
+    )
+    log = tmp_path / "chats.jsonl"
+    log.write_text(
+        '{"chat": [{"speaker": "Coder", "text": "4"}, {"name": "Critic", "text": "ok"},'
+        ' {"text": "done"}], "success": true}\n'
+    )
+    import_paths(store, [log], format=mapped.load(mapping))
+    (episode,) = store.episodes()
+    assert [s.agent for s in store.steps(episode.id)] == ["Coder", "Critic", ""]
+    mapping.write_text('[steps]\npath = "chat[*]"\ncontent = "text"\nagent = 3\n')
+    with pytest.raises(IngestError, match=r"steps\.agent"):
+        mapped.load(mapping)

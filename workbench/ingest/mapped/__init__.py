@@ -28,6 +28,7 @@ JSONL or text log imports without code::
     kind = "type"                # optional; values mapped through [steps.kinds]
     kinds = { tool = "action", note = "thought" }
     role = { map = "who", values = { bot = "assistant", human = "user" }, default = "agent" }
+    agent = "speaker | name"     # a log of several agents: who spoke or acted at the step
 
 **Paths** are dotted keys with list indices and wildcards: ``info.reward``, ``traj[0].role``,
 ``traj[*].content`` (every element; text fields join them with newlines); ``$`` is the record

@@ -155,6 +155,7 @@ class RecordReader:
             **texts,
             "kind": kind,
             "role": self._role(where, item, kind),
+            "agent": _text(self._read(where, item, "agent", "steps")),
             "reward": self._number(where, item, "reward", "steps"),
             "raw": item,
         }

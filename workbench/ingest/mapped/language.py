@@ -331,10 +331,15 @@ class Steps(_Section):
     role: Value | None = None
     """The step's role (default from its kind); a value map turns a log's roles or speakers
     into the six roles."""
+    agent: Value | None = None
+    """The agent that spoke or acted at the step, in a log of several agents (a group chat's
+    speaker: ``agent = "name | role"``)."""
     kinds: dict[str, StepKind] = {}
     """The log's kind values mapped to step kinds."""
 
-    _texts = field_validator("action", "observation", "thought", "content")(_writes(_not_text))
+    _texts = field_validator("action", "observation", "thought", "content", "agent")(
+        _writes(_not_text)
+    )
     _reward = field_validator("reward")(_writes(_not_number))
     _role = field_validator("role")(_writes(_not_role))
 
