@@ -222,3 +222,16 @@ def test_a_named_batch_is_stored_and_shown_under_its_name(db_path, runs):
         assert episode.batch_id == "my-runs"
     shown = invoke(db_path, "show", episode.id)
     assert "batch=my-runs" in shown.output
+
+
+def test_a_detected_file_found_bad_suggests_another_format_or_a_mapping(db_path, tmp_path):
+    path = tmp_path / "runs.jsonl"
+    path.write_text('{"messages": [{"role": "user", "content": "x"}]}\n{"messages": oops\n')
+    detected = invoke(db_path, "import", str(path))
+    assert detected.exit_code == 1
+    assert "read as openai-chat, the format detected; another format: --format NAME" in (
+        detected.output
+    )
+    assert "any other log: --map MAPPING.toml" in detected.output
+    forced = invoke(db_path, "import", str(path), "--format", "openai-chat")
+    assert forced.exit_code == 1 and "--map" not in forced.output  # (the user chose it)

@@ -29,7 +29,7 @@ from workbench.cli.tables import Column, print_records
 if TYPE_CHECKING:
     from store import CutStep, Episode, EpisodeFilter, Store
     from store.staging import Placed
-    from workbench.ingest import FileReport, ImportReport, ParsedEpisode
+    from workbench.ingest import FileReport, ImportReport, IngestError, ParsedEpisode
     from workbench.ingest.base import Importer
 
 
@@ -151,12 +151,25 @@ def import_command(
             plain(_gave_nothing(error.lines)) + "\nnothing was imported"
         ) from None
     except IngestError as error:
-        raise click.ClickException(f"{plain(str(error))}\nnothing was imported") from error
+        hint = _other_format_hint(error) if fmt is None and mapping is None else ""
+        raise click.ClickException(f"{plain(str(error))}{hint}\nnothing was imported") from error
     except Cancelled:
         raise click.ClickException("import cancelled; nothing was imported") from None
     _print_report(report)
     if report.failures():
         raise click.ClickException(plain(_gave_nothing(report.failures())))
+
+
+def _other_format_hint(error: IngestError) -> str:
+    """For a file read as the format it was detected as, and found bad: how to read it as
+    another, or through a mapping."""
+    if not error.format:
+        return ""
+    return (
+        f"\n(read as {error.format}, the format detected; another format: --format NAME, "
+        "see `workbench import --help`; any other log: --map MAPPING.toml, see README's "
+        "'Any other log: a mapping file')"
+    )
 
 
 def _mapped(path: Path) -> Importer:

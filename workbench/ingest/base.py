@@ -74,6 +74,8 @@ class IngestError(Exception):
             shortened(field),
             shortened(message),
         )
+        self.format = ""
+        """The format the file was read as, when an import read it (set by the import)."""
         super().__init__(str(self))
 
     def __str__(self) -> str:

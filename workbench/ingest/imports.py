@@ -600,6 +600,7 @@ def _read_file(
             progress.advance(done - reported, path.name)
             reported = done
     except IngestError as error:
+        error.format = error.format or importer.name
         if not skip_bad:
             raise
         report.status = "bad"
