@@ -85,18 +85,9 @@ def _webshop(instruction: str, outcome: bool, steps: int, calls: Sequence[Call])
         instruction=instruction,
         calls=calls,
         roles=("agent",),
-        xfail={"instruction": POINT_2_WEBSHOP_TASK},
     )
 
 
-POINT_2_WEBSHOP_TASK = (
-    "issue 43 point 2: WebShop episodes get task react-text:untitled and an empty instruction "
-    "although each first page prints 'Instruction: ...'"
-)
-POINT_2_WEBSHOP_UNSCORED = (
-    "issue 43 point 2: a WebShop episode that ended without a score line (reward 0 in the "
-    "notebook's own tally) comes in as unknown, not failed"
-)
 POINT_3_AGENTBENCH = (
     "issue 43 point 3: the per-sample status in overall.json's custom.raw_results "
     "(completedCorrect/completedIncorrect) is not joined, so the outcome stays unknown"
@@ -441,7 +432,6 @@ FILES: tuple[RealFile, ...] = (
                 instruction="i need a long clip-in hair extension which is natural looking",
                 calls=(Call("", "search[long clip-in hair extension natural looking]"),),
                 roles=("agent",),
-                xfail={"instruction": POINT_2_WEBSHOP_TASK, "outcomes": POINT_2_WEBSHOP_UNSCORED},
             ),
             _webshop(
                 "i want a noise cancelling cosycost usb microphone",
@@ -461,7 +451,6 @@ FILES: tuple[RealFile, ...] = (
                 instruction="i need gluten free vegetarian smoked peppered bacon",
                 calls=(Call("", "click[Back to Search]"),),
                 roles=("agent",),
-                xfail={"instruction": POINT_2_WEBSHOP_TASK, "outcomes": POINT_2_WEBSHOP_UNSCORED},
             ),
         ),
     ),

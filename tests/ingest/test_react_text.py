@@ -488,6 +488,79 @@ def test_react_webshop_notebook_gives_one_episode_per_instruction(store, react_d
     assert steps[-1].observation == "Your score (min 0.0, max 1.0): 1.0"
 
 
+WEBSHOP_PAGES = (
+    "-----------------\n0\nAction: reset\nObservation: \nWebshop \nInstruction:  \n"
+    "i need a red mug, and price lower than 20.00 dollars \n[Search] \n\n"
+    "Action: search[red mug]\nObservation: \n[Back to Search] \n[B0RED00001] \nRed Mug \n\n"
+    "Action: click[Buy Now]\nObservation: \n\n1 0.0 0.0 0.0\n-------------\n"
+    "-----------------\n1\nAction: reset\nObservation: \nWebshop \nInstruction:  \n"
+    "i want a blue lamp \n[Search] \n\nAction: search[blue lamp]\nObservation: \n"
+    "[Back to Search] \n\nAction: click[Buy Now]\n"
+    "Observation: Your score (min 0.0, max 1.0): 1.0\n\n2 0.5 0.5 0.0\n-------------\n"
+    "-----------------\n2\nAction: reset\nObservation: \nWebshop \nInstruction:  \n"
+    "i want green socks \n[Search] \n\nAction: search[green socks]\nObservation: \n"
+    "[Back to Search] \n"
+)
+"""ReAct's WebShop notebook as it prints pages: a line each, the goal under ``Instruction:``
+(the sample notebook joins them with ``[SEP]``); the last run cut before it returned."""
+
+
+def test_react_webshop_pages_name_their_task_and_an_unscored_run_that_ended_failed(store, tmp_path):
+    path = tmp_path / "webshop.txt"
+    path.write_text(WEBSHOP_PAGES)
+    import_paths(store, [path])
+    runs = by_task(store)
+    assert sorted(runs) == ["react-text:webshop:0", "react-text:webshop:1", "react-text:webshop:2"]
+    assert store.task("react-text:webshop:0").instruction == (
+        "i need a red mug, and price lower than 20.00 dollars"
+    )
+    assert store.task("react-text:webshop:0").family == "webshop"
+    unscored = runs["react-text:webshop:0"].outcome  # its running total came: it returned
+    assert (unscored.success, unscored.score) == (False, 0.0)
+    assert unscored.message == react_text.UNSCORED_WEBSHOP
+    scored = runs["react-text:webshop:1"].outcome
+    assert (scored.success, scored.score) == (True, 1.0)
+    cut = runs["react-text:webshop:2"]  # the output stops mid-run: nothing says how it ended
+    assert store.task(cut.task_id).instruction == "i want green socks"
+    assert (cut.outcome.success, cut.outcome.score) == (None, None)
+    steps = store.steps(runs["react-text:webshop:0"].id)
+    assert [s.action for s in steps] == ["reset", "search[red mug]", "click[Buy Now]"]
+    assert "Instruction:" in steps[0].observation  # the page is still observed whole
+
+
+def test_a_webshop_run_followed_by_another_ended_though_no_total_came(store, tmp_path):
+    path = tmp_path / "webshop.txt"
+    path.write_text(WEBSHOP_PAGES.replace("1 0.0 0.0 0.0\n", ""))
+    import_paths(store, [path])
+    outcome = by_task(store)["react-text:webshop:0"].outcome
+    assert (outcome.success, outcome.score) == (False, 0.0)
+
+
+def test_a_task_line_the_environment_shows_after_the_first_action_is_the_task(store, tmp_path):
+    path = tmp_path / "run.log"
+    path.write_text(
+        "Action: look\nObservation: You are in a lab.\nGoal: mix the red and blue paint\n\n"
+        "Action: mix red blue\nObservation: Purple paint.\nGoal: not this one\nScore: 100\n"
+    )
+    import_paths(store, [path])
+    episode = only_episode(store)
+    task = store.task(episode.task_id)
+    assert task.instruction == "mix the red and blue paint"
+    assert episode.task_id == "react-text:mix-the-red-and-blue-paint"
+    assert task.family == "" and episode.outcome.success is True
+    assert store.steps(episode.id)[0].observation.endswith("Goal: mix the red and blue paint")
+
+
+def test_a_task_line_of_its_own_wins_over_one_observed(store, tmp_path):
+    path = tmp_path / "run.log"
+    path.write_text(
+        "Task: boil water\nAction: look\nObservation: Goal: something else\n\n"
+        "Action: wait\nObservation: nothing happens\n"
+    )
+    import_paths(store, [path])
+    assert store.task(only_episode(store).task_id).instruction == "boil water"
+
+
 def test_react_notebooks_import_once(store, react_dir):
     from tests.ingest.helpers import assert_reimport_adds_nothing
 

@@ -22,8 +22,10 @@ segment without steps (``Model: gpt-4o`` at the top of a run log), apply to ever
 
 - the task: the first line ``Task: ...``, ``Task Description: ...``, ``Instruction: ...``,
   ``Question: ...``, ``Goal: ...`` (value; continues on the next lines until a recognised
-  line) or ``Your task is to ...`` (the whole line). Without one, the marker's text after
-  ``task:`` (or ``Task N:``) is used;
+  line) or ``Your task is to ...`` (the whole line). Without one, the first such line the
+  environment shows in an observation after the agent acted (WebShop's first page comes
+  after its ``reset``): its value, or the lines under it up to a blank or ``[button]`` line;
+  without that either, the marker's text after ``task:`` (or ``Task N:``) is used;
 - header fields ``Env:``/``Environment:``, ``Family:``/``Task type:``/``Task family:``,
   ``Variation:``, ``Agent:``, ``Model:``, ``Seed:`` (one line each);
 - steps: ``Thought:``/``Think:``, ``Action:``/``Act:``, ``Observation:``/``Obs:`` (also
@@ -57,8 +59,12 @@ each task becomes an episode with its outcome:
   line after it (``pick_and_place pick``) is dropped; ``Act N: think: ...`` is a thought;
   ``<n> r <reward> rs [...] cnts [...]`` gives the outcome (won when ``True`` or above 0);
 - WebShop: a bar then a bare number ``i`` opens task ``i`` (family ``webshop``, instruction
-  from the first page's ``Instruction: [SEP] ... [SEP]``); ``think[...]`` is a thought;
-  ``Your score (min 0.0, max 1.0): x`` is the score (success only at 1).
+  from the first page: ``Instruction: [SEP] ... [SEP]``, or as the published notebook prints
+  it, a ``Webshop`` title line, ``Instruction:`` and the goal on the lines under it);
+  ``think[...]`` is a thought; ``Your score (min 0.0, max 1.0): x`` is the score (success
+  only at 1). A run that ended with no score line (its running total printed, or the next
+  task begun: the loop returns 0 after its last step) failed with reward 0; one the output
+  stops in keeps an unknown outcome.
 
 ReAct's running totals (``1 1 1.0 4.26``) are dropped.
 
@@ -286,7 +292,9 @@ def _classify_react(text: str) -> _Kind | None:
     if match := _ALFWORLD_TALLY.match(text):
         won = match.group(1)
         return _Kind("flag", won == "True" or (won != "False" and float(won) > 0))
-    if _ALFWORLD_PREFIX.match(text) or _TALLY.match(text) or _REACT_RETRY.match(text):
+    if _TALLY.match(text):
+        return _Kind("tally")
+    if _ALFWORLD_PREFIX.match(text) or _REACT_RETRY.match(text):
         return _Kind("skip")
     if match := _INDEX.match(text):
         return _Kind("index", match.group(1))
@@ -470,6 +478,12 @@ class _Episode:
         self.extra: dict[str, Any] = {}
         """What a ReAct notebook's ``info`` adds: the answer given and the expected one."""
         self.content = False
+        self.observed: list[str] | None = None
+        """The observation whose text showed a task line after the agent acted (WebShop's
+        first page, shown after its ``reset``): the task when no line of its own gives one."""
+        self.ended = False
+        """Whether the episode is known to have ended: a running total followed it, or
+        another episode did (ReAct's WebShop loop prints both only once a run returned)."""
 
     def feed(self, line: _Line, kind: _Kind) -> None:
         """Fold one classified line into the episode."""
@@ -558,7 +572,10 @@ class _Episode:
             self.preamble.append(line)
 
     def _on_instruction(self, line: _Line, kind: _Kind) -> None:
-        if self.instruction is not None or self._acted():
+        if self.instruction is not None:
+            self._on_text(line, kind)
+        elif self._acted():
+            self._observe_task()
             self._on_text(line, kind)
         elif self.draft is not None:
             # Part of the first observation (ALFWorld's): the task, and still observed text.
@@ -567,6 +584,19 @@ class _Episode:
         else:
             self.instruction = [kind.value]
             self.target = self.instruction
+
+    def _observe_task(self) -> None:
+        """A task line in what the environment showed after the agent acted: remember the
+        first such observation (a WebShop page, titled so, names the family too)."""
+        draft, target = self.draft, self.target
+        if self.observed is not None or draft is None or target is None:
+            return
+        if target is not draft.observation:
+            return
+        self.observed = target
+        title = next((text for text in reversed(target) if text.strip()), "")
+        if title.strip().lower() == "webshop":
+            self.headers.setdefault("family", "webshop")
 
     def _acted(self) -> bool:
         """Whether the agent took a step already (so task lines are just observed text)."""
@@ -616,6 +646,11 @@ class _Episode:
     def _on_skip(self, line: _Line, kind: _Kind) -> None:
         self.target = None
 
+    def _on_tally(self, line: _Line, kind: _Kind) -> None:
+        """ReAct's running total (``1 0.0 0.0 0.0``), printed once a task's run returned."""
+        self.ended = True
+        self.target = None
+
     def _on_index(self, line: _Line, kind: _Kind) -> None:
         self._on_text(line, _TEXT)
 
@@ -637,9 +672,12 @@ class _Episode:
         return self.steps
 
     def instruction_text(self) -> str:
-        """The task given, or the task named in the marker when no line gave one."""
+        """The task given, else the task an observation showed, else the task named in the
+        marker."""
         if self.instruction is not None:
             return _joined(self.instruction)
+        if self.observed is not None and (shown := _shown_task(_joined(self.observed))):
+            return shown
         marker = self.marker or ""
         match = re.search(r"\btask(?:\s*#?\s*\d+)?\s*:\s*(.+)$", marker, re.IGNORECASE)
         return match.group(1).strip() if match else ""
@@ -648,10 +686,52 @@ class _Episode:
         """Inline outcome keys for ``outcome_from``, and the message."""
         record: dict[str, Any] = {"success": self.success, "score": self.score}
         lines = list(self.verdicts.values())
+        if self._unscored_webshop():
+            return {"success": False, "score": 0.0}, UNSCORED_WEBSHOP
         if self.score is None and self.last_reward is not None:
             record["score"], reward_line = self.last_reward
             lines.insert(0, reward_line)
         return record, "; ".join(lines)
+
+    def _unscored_webshop(self) -> bool:
+        """A WebShop run that ended without a score page: WebShop gives it reward 0 (the
+        ReAct loop returns 0 after its last step, or the reward of a purchase page that
+        printed no score)."""
+        return (
+            self.ended
+            and self.headers.get("family") == "webshop"
+            and self.score is None
+            and self.success is None
+            and self.last_reward is None
+        )
+
+
+UNSCORED_WEBSHOP = "ended without a score line (WebShop reward 0)"
+"""The outcome message of a WebShop run that ended unscored."""
+
+_SHOWN_TASK = re.compile(
+    r"^[ \t]*(?:(?:Task Description|Task|Instruction|Question|Goal)[ \t]*:[ \t]*(.*)"
+    r"|(Your task is to\b.*))$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _shown_task(text: str) -> str:
+    """The task an observation shows: the value of its first task line, or when that line has
+    none (WebShop's page: ``Instruction:`` then the text, then ``[Search]``) the lines after it
+    up to a blank line or a ``[button]``."""
+    match = _SHOWN_TASK.search(text)
+    if match is None:
+        return ""
+    value = (match.group(1) or match.group(2) or "").strip()
+    if value:
+        return value
+    lines = []
+    for line in text[match.end() :].lstrip("\n").split("\n"):
+        if not line.strip() or line.lstrip().startswith("["):
+            break
+        lines.append(line.strip())
+    return "\n".join(lines)
 
 
 _HANDLERS = {
@@ -885,12 +965,15 @@ class _Splitter:
         self.bar, self.pending = None, []
 
     def end(self) -> Iterator[ParsedEpisode | IngestError]:
-        """The input ended: the last episode ends too."""
+        """The input ended: the last episode ends too (whether its run did, only what it
+        printed says)."""
         self._settle()
-        yield from self._close()
+        yield from self._close(followed=False)
 
-    def _close(self) -> Iterator[ParsedEpisode | IngestError]:
+    def _close(self, followed: bool = True) -> Iterator[ParsedEpisode | IngestError]:
+        """Yield the episode being read; ``followed``: another episode comes after it."""
         state = self.current
+        state.ended = state.ended or followed
         drafts = state.finish()
         if drafts:
             self.found = True
