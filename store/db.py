@@ -611,13 +611,38 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         return bool(self._rows("SELECT 1 FROM sources WHERE hash = ?", (content_hash,)))
 
     def add_source(
-        self, content_hash: str, path: str, fmt: str, batch_id: str | None, n_episodes: int
+        self,
+        content_hash: str,
+        path: str,
+        fmt: str,
+        batch_id: str | None,
+        n_episodes: int,
+        metadata: dict[str, Any] | None = None,
     ) -> None:
-        """Remember that a file was imported, so importing it again adds nothing."""
+        """Remember that a file was imported, so importing it again adds nothing; with
+        ``metadata``, what the file shares with all its episodes, stored once here."""
         self._write(
-            "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
-            (content_hash, path, fmt, batch_id, n_episodes, utcnow().isoformat()),
+            "INSERT OR IGNORE INTO sources (hash, path, format, batch_id, n_episodes, "
+            "imported_at, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                content_hash,
+                path,
+                fmt,
+                batch_id,
+                n_episodes,
+                utcnow().isoformat(),
+                json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+                if metadata
+                else None,
+            ),
         )
+
+    def source_metadata(self, content_hash: str) -> dict[str, Any]:
+        """What the file with this content hash (an episode's ``source.hash``) shares with
+        all the episodes read from it, such as AgentBench's ``overall.json`` summary; empty
+        when it shares nothing or was never imported."""
+        rows = self._rows("SELECT metadata FROM sources WHERE hash = ?", (content_hash,))
+        return json.loads(rows[0][0]) if rows and rows[0][0] else {}
 
     # -- episodes and steps ---------------------------------------------------------------
 

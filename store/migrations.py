@@ -545,6 +545,13 @@ STEP_AGENTS = _script(
     "CREATE INDEX steps_by_agent ON steps(agent, episode_id) WHERE agent != ''",
 )
 
+SOURCE_METADATA = _script(
+    # What a file shares with all the episodes read from it (AgentBench's overall.json
+    # summary beside its runs), stored once with the file's row instead of in every episode's
+    # metadata; NULL where a file shares nothing, as every file imported before did.
+    "ALTER TABLE sources ADD COLUMN metadata TEXT",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -558,6 +565,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "episode-counts", EPISODE_COUNTS),
     Migration(11, "empty-counts-removed", EMPTY_COUNTS_REMOVED),
     Migration(12, "step-agents", STEP_AGENTS),
+    Migration(13, "source-metadata", SOURCE_METADATA),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

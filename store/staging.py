@@ -65,8 +65,9 @@ steps' rows and its spans."""
 _TASK_ID, _TASK_FAMILY, _TASK_SPLIT = (
     column_names(Task).index(c) for c in ("id", "family", "split")
 )
-Source = tuple[str, str, str, str | None, int]
-"""A source file to record when publishing: hash, path, format, batch id, episodes added."""
+Source = tuple[str, str, str, str | None, int, dict[str, Any] | None]
+"""A source file to record when publishing: hash, path, format, batch id, episodes added, and
+what it shares with all its episodes (stored once, :meth:`store.Store.source_metadata`)."""
 
 OnConflict = Literal["rename", "replace", "skip"]
 """What an import does with an episode whose id is stored already (or came earlier in the

@@ -178,6 +178,11 @@ class ReadContext:
     """The file's bytes when the import read them already (to hash a small file), so that
     it is read once; ``None``: :meth:`open` reads the file."""
 
+    shared: dict[str, Any] = field(default_factory=dict)
+    """What the file shares with all its episodes (AgentBench's ``overall.json`` summary),
+    filled by the importer as it reads: the import stores it once, with the file's source
+    record (:meth:`store.Store.source_metadata`), instead of in every episode's metadata."""
+
     _given: bool = field(default=False, repr=False)
     """Whether :meth:`in_memory` has given :attr:`content` (then it counts as read)."""
 

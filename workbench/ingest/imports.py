@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from store import Batch, DatabaseBusy, Store
 from store.staging import (
@@ -317,8 +317,9 @@ class _Import:
         self.largest = 0
         """Bytes of the file the largest pending episode was read from."""
         self.limit = CHUNK_ROWS
-        self.sources: list[tuple[str, str, str, FileReport]] = []
-        """Files read, to record when publishing (with the report that counts their episodes)."""
+        self.sources: list[tuple[str, str, str, FileReport, dict[str, Any]]] = []
+        """Files read, to record when publishing (with the report that counts their episodes,
+        and what each shares with all its episodes)."""
         self.hashes: set[str] = set()
         """Content hashes of the files read, so that a file named twice is read once."""
 
@@ -390,16 +391,26 @@ class _Import:
             self.limit = next_size(self.rows, self.store.locks.last)
         self.pending, self.reports, self.rows, self.bytes, self.largest = [], [], 0, 0, 0
 
-    def add_source(self, content_hash: str, path: Path, fmt: str, report: FileReport) -> None:
-        """Record a file read to the end, once the import is published."""
+    def add_source(
+        self,
+        content_hash: str,
+        path: Path,
+        fmt: str,
+        report: FileReport,
+        shared: dict[str, Any] | None = None,
+    ) -> None:
+        """Record a file read to the end, once the import is published (with what it shares
+        with all its episodes, stored once)."""
         self.hashes.add(content_hash)
-        self.sources.append((content_hash, path_text(path), fmt, report))
+        self.sources.append((content_hash, path_text(path), fmt, report, shared or {}))
 
     def publish(self) -> None:
         """Make the import visible, all at once (its sources recorded with the import's
         batch when an episode went into it)."""
         batch_id = self.staged.batch_id(self.batch.id) if self.used else None
-        sources: list[Source] = [(h, p, f, batch_id, r.episodes) for h, p, f, r in self.sources]
+        sources: list[Source] = [
+            (h, p, f, batch_id, r.episodes, shared) for h, p, f, r, shared in self.sources
+        ]
         self.staged.publish(sources)
 
 
@@ -624,7 +635,7 @@ def _read_file(
     progress.advance(size - reported)
     if report.empty:
         return  # not remembered as imported: read again, it says again why it gave nothing
-    job.add_source(ctx.content_hash, path, importer.name, report)
+    job.add_source(ctx.content_hash, path, importer.name, report, ctx.shared)
 
 
 def _why_empty(report: FileReport) -> str:
