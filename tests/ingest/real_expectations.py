@@ -88,11 +88,6 @@ def _webshop(instruction: str, outcome: bool, steps: int, calls: Sequence[Call])
     )
 
 
-POINT_3_AGENTBENCH = (
-    "issue 43 point 3: the per-sample status in overall.json's custom.raw_results "
-    "(completedCorrect/completedIncorrect) is not joined, so the outcome stays unknown"
-)
-
 MSWEA_RULE = "system prompt + task message + one step per assistant turn (its output merged)"
 AGENTBENCH_RULE = (
     "the first user message, then one action per agent turn (observed by the next user turn)"
@@ -279,7 +274,6 @@ FILES: tuple[RealFile, ...] = (
                     ),
                 ),
                 roles=("user", "agent"),
-                xfail={"outcomes": POINT_3_AGENTBENCH},
             )
             for patient, outcome, steps in (
                 ("S3114648", True, 3),  # index 97: completedCorrect
@@ -300,7 +294,6 @@ FILES: tuple[RealFile, ...] = (
                 instruction="value in the chart for patient S6488980 and when was it recorded?",
                 calls=(Call("", "POST http://34.170.56.151:8080/fhir/ServiceRequest"),),
                 roles=("user", "agent"),
-                xfail={"outcomes": POINT_3_AGENTBENCH},
             ),
             EpisodeExpect(
                 outcome=False,  # index 98: "agent invalid action" (in runs.jsonl too)
@@ -315,7 +308,6 @@ FILES: tuple[RealFile, ...] = (
                 instruction="patient S3084624's most recent potassium level",
                 calls=(Call("", "code=2823-3&patient=S3084624"),),
                 roles=("user", "agent"),
-                xfail={"outcomes": POINT_3_AGENTBENCH},
             ),
         ),
     ),

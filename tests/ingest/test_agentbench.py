@@ -1,8 +1,10 @@
-"""AgentBench outputs: one episode per runs.jsonl line, task from the folder, overall joined."""
+"""AgentBench outputs: one episode per runs.jsonl line, agent and task from what the files say,
+overall.json's grades joined and its summary stored once per file."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,12 @@ from tests.ingest.helpers import (
     write_jsonl,
 )
 from workbench.ingest import SAMPLES, agentbench, formats, import_paths
+from workbench.ingest.agentbench import episodes as agentbench_episodes
+from workbench.ingest.agentbench.layout import folder_names
+from workbench.ingest.agentbench.overall import verdict
+
+REAL = Path(__file__).parents[1] / "data" / "real" / "agentbench" / "Jan17v1"
+MEDAGENTBENCH = "medagentbench-std"
 
 
 @pytest.fixture
@@ -42,11 +50,18 @@ def test_runs_become_episodes_with_outcomes_from_result_and_status(store, runs_d
     assert passed.metadata["time"]["timestamp"] == 1709373600000
 
 
-def test_the_overall_json_beside_the_runs_is_joined(store, runs_dir):
+def test_the_overall_json_beside_the_runs_is_stored_once_with_the_file(store, runs_dir):
     import_paths(store, [runs_dir / "os-std" / "runs.jsonl"])
-    overall = by_task(store)["agentbench:os-std:std-00000"].metadata["overall"]
+    episodes = store.episodes()
+    assert len(episodes) == 3 and all("overall" not in e.metadata for e in episodes)
+    (source,) = {e.source.hash for e in episodes}
+    shared = store.source_metadata(source)
+    overall = shared["overall"]
+    assert overall["total"] == 3
     assert overall["custom"]["overall"]["acc"] == pytest.approx(1 / 3)
     assert overall["validation"]["task limit reached"] == pytest.approx(1 / 3)
+    assert shared["overall_path"].endswith("os-std/overall.json")
+    assert shared["names"]["agent"] == "gpt-4o" and shared["names"]["task"] == "os-std"
 
 
 def test_the_one_shot_example_is_not_read_as_the_agents_actions(store, runs_dir):
@@ -103,9 +118,171 @@ def test_a_folder_of_outputs_imports_every_task(store, runs_dir):
 def test_results_names_another_overall_json(tmp_path, store, runs_dir):
     overall = write_json(tmp_path / "summary.json", {"total": 3, "custom": {"acc": 0.5}})
     import_paths(store, [runs_dir / "dbbench-std" / "runs.jsonl"], results=overall)
-    assert by_task(store)["agentbench:dbbench-std:0"].metadata["overall"] == {
-        "custom": {"acc": 0.5}
+    episode = by_task(store)["agentbench:dbbench-std:0"]
+    assert store.source_metadata(episode.source.hash)["overall"] == {
+        "total": 3,
+        "custom": {"acc": 0.5},
     }
+
+
+# -- overall.json's per-sample grades (MedAgentBench's custom.raw_results) -------------------
+
+
+def test_medagentbench_outcomes_come_from_the_grades_in_overall_json(store):
+    import_paths(store, [REAL / "gpt-4o" / MEDAGENTBENCH / "runs.jsonl"])
+    runs = by_task(store)
+    right = runs[f"agentbench:{MEDAGENTBENCH}:97"]
+    assert (right.agent, right.family) == ("gpt-4o", MEDAGENTBENCH)
+    assert (right.outcome.success, right.outcome.message) == (True, "completedCorrect")
+    wrong = runs[f"agentbench:{MEDAGENTBENCH}:92"]
+    assert (wrong.outcome.success, wrong.outcome.message) == (False, "completedIncorrect")
+    assert wrong.metadata["result"] == "[-1]"  # runs.jsonl holds the answer, not the grade
+    assert wrong.metadata["graded"] == {"status": "completedIncorrect", "result": "[-1]"}
+
+
+def test_a_sample_graded_nowhere_keeps_its_status_rule(store):
+    import_paths(store, [REAL / "llama-3.3" / MEDAGENTBENCH / "runs.jsonl"])
+    invalid = by_task(store)[f"agentbench:{MEDAGENTBENCH}:98"].outcome
+    assert (invalid.success, invalid.message) == (False, "agent invalid action")
+
+
+def test_the_overall_json_is_stored_once_and_no_episode_copies_it(store):
+    """The 373 MB database of issue 43: every episode held the whole overall.json, histories
+    and all. Now each holds its own grade (no history) and the file's row holds the rest."""
+    folder = REAL / "gpt-4o" / MEDAGENTBENCH
+    import_paths(store, [folder / "runs.jsonl"])
+    episodes = store.episodes()
+    shared = store.conn.execute("SELECT metadata FROM sources WHERE metadata IS NOT NULL")
+    (row,) = shared.fetchall()
+    overall = json.loads(row[0])["overall"]
+    assert overall["custom"] == {"accuracy": 0.61} and overall["total"] == 100
+    for episode in episodes:
+        assert "overall" not in episode.metadata
+        assert "history" not in episode.metadata["graded"]
+    stored = sum(len(json.dumps(e.metadata)) for e in episodes)
+    assert stored < (folder / "overall.json").stat().st_size / 20
+
+
+def test_a_grade_s_flag_and_the_sample_s_own_flag(tmp_path, store):
+    history = [{"role": "user", "content": "Task: count"}, {"role": "agent", "content": "3"}]
+    folder = tmp_path / "gpt-4o" / "count-std"
+    folder.mkdir(parents=True)
+    rows = [
+        {"index": 1, "output": {"status": "completed", "result": "3", "history": history}},
+        {"index": 2, "output": {"status": "completed", "result": True, "history": history}},
+        {"index": 3, "output": {"status": "completed", "result": "4", "history": history}},
+    ]
+    path = write_jsonl(folder / "runs.jsonl", rows)
+    grades = [
+        {"index": 1, "correct": True, "history": history},
+        {"index": 2, "status": "completedIncorrect"},  # the line's own flag wins
+        {"index": 4, "status": "completedCorrect"},  # no line: not joined
+    ]
+    write_json(folder / "overall.json", {"total": 3, "custom": {"per_sample": grades, "acc": 1}})
+    import_paths(store, [path])
+    runs = by_task(store)
+    assert runs["agentbench:count-std:1"].outcome.success is True
+    assert runs["agentbench:count-std:1"].metadata["graded"] == {"correct": True}
+    assert runs["agentbench:count-std:2"].outcome.success is True
+    assert runs["agentbench:count-std:3"].outcome.success is None  # completed, graded nowhere
+    shared = store.source_metadata(runs["agentbench:count-std:1"].source.hash)
+    assert shared["overall"] == {"total": 3, "custom": {"acc": 1}}
+
+
+@pytest.mark.parametrize(
+    ("grade", "expected"),
+    [
+        ({"status": "completedCorrect"}, True),
+        ({"status": "completedIncorrect"}, False),
+        ({"status": "COMPLETEDINCORRECT"}, False),
+        ({"status": "completed"}, None),
+        ({"status": "agent invalid action"}, None),
+        ({"is_correct": False, "status": "completedCorrect"}, False),
+        ({"result": "[1]"}, None),
+        ({}, None),
+    ],
+)
+def test_what_a_grade_says(grade, expected):
+    assert verdict(grade) is expected
+
+
+# -- which folder is the agent and which the task ---------------------------------------------
+
+
+def _copy_real(tmp_path: Path, model: str, *folders: str) -> Path:
+    """The real MedAgentBench files of ``model`` copied under ``folders``."""
+    target = tmp_path.joinpath(*folders)
+    target.mkdir(parents=True)
+    for name in ("runs.jsonl", "overall.json"):
+        shutil.copy(REAL / model / MEDAGENTBENCH / name, target / name)
+    return target / "runs.jsonl"
+
+
+def test_a_source_model_layout_reads_the_model_as_the_agent(tmp_path, store):
+    path = _copy_real(tmp_path, "llama-3.3", "medagentbench", "llama-3.3")
+    import_paths(store, [path])
+    episodes = store.episodes()
+    assert {(e.agent, e.family) for e in episodes} == {("llama-3.3", "medagentbench")}
+    assert by_task(store)["agentbench:medagentbench:89"].outcome.success is True
+    names = store.source_metadata(episodes[0].source.hash)["names"]
+    assert names["read_from"] == "'llama-3.3' reads as a model; folders <task>/<agent>"
+
+
+def test_both_layouts_of_the_same_runs_give_the_same_agents_and_tasks(tmp_path, store):
+    paths = [
+        _copy_real(tmp_path, "gpt-4o", "outputs", "gpt-4o", MEDAGENTBENCH),
+        _copy_real(tmp_path, "llama-3.3", "by-task", MEDAGENTBENCH, "llama-3.3"),
+    ]
+    import_paths(store, paths)
+    assert {(e.agent, e.family) for e in store.episodes()} == {
+        ("gpt-4o", MEDAGENTBENCH),
+        ("llama-3.3", MEDAGENTBENCH),
+    }
+
+
+def test_names_the_overall_json_gives_decide_over_folder_depth(tmp_path, store, runs_dir):
+    folder = tmp_path / "batch-a" / "bot-1"  # neither name reads as a model or a task
+    folder.mkdir(parents=True)
+    path = folder / "runs.jsonl"
+    path.write_text((runs_dir / "os-std" / "runs.jsonl").read_text())
+    write_json(folder / "overall.json", {"agent": "bot-1", "total": 3})
+    import_paths(store, [path])
+    assert {(e.agent, e.family) for e in store.episodes()} == {("bot-1", "batch-a")}
+
+
+def test_names_a_record_gives_are_its_own(tmp_path, store):
+    history = [{"role": "user", "content": "Task: count"}, {"role": "agent", "content": "3"}]
+    folder = tmp_path / "batch-a" / "runs-b"
+    folder.mkdir(parents=True)
+    rows = [
+        {"index": 1, "model": "bot-1", "output": {"result": True, "history": history}},
+        {"index": 2, "output": {"task": "kg-std", "result": True, "history": history}},
+        {"index": 3, "output": {"result": True, "history": history}},
+    ]
+    import_paths(store, [write_jsonl(folder / "runs.jsonl", rows)])
+    assert sorted((e.task_id, e.agent) for e in store.episodes()) == [
+        ("agentbench:kg-std:2", "batch-a"),
+        ("agentbench:runs-b:1", "bot-1"),
+        ("agentbench:runs-b:3", "batch-a"),  # nothing named: AgentBench's own <agent>/<task>
+    ]
+
+
+@pytest.mark.parametrize(
+    ("folders", "agent", "task"),
+    [
+        ("gpt-4o/os-std", "gpt-4o", "os-std"),
+        ("os-std/gpt-4o", "gpt-4o", "os-std"),
+        ("webshop/claude-3-5-sonnet", "claude-3-5-sonnet", "webshop"),
+        ("my-agent/dbbench-dev", "my-agent", "dbbench-dev"),
+        ("alfworld-std/my-agent", "my-agent", "alfworld-std"),
+        ("Jan17v1/llama-3.3", "llama-3.3", "Jan17v1"),
+        ("agent-x/task-y", "agent-x", "task-y"),  # nothing tells: AgentBench's own layout
+        ("physics/philosophy", "physics", "philosophy"),  # no model's name at their start
+    ],
+)
+def test_folder_names_read_as_a_model_or_a_task(folders, agent, task):
+    names = folder_names(Path("/out") / folders / "runs.jsonl")
+    assert (names.agent, names.task) == (agent, task)
 
 
 def test_importing_twice_adds_nothing(store, runs_dir):
@@ -236,4 +413,5 @@ def test_the_cli_names_the_bad_line_in_one_message_and_skip_bad_keeps_the_rest(d
     ],
 )
 def test_the_quick_task_line_test_answers_as_the_pattern(text):
-    assert agentbench._states_task(text) == (agentbench._TASK_LINE.search(text) is not None)
+    found = agentbench_episodes._TASK_LINE.search(text) is not None
+    assert agentbench_episodes._states_task(text) == found
