@@ -85,10 +85,10 @@ class EpisodeFilter:
     """``False`` leaves out held-out episodes (the test split)."""
     workspace: str | None = None
     """Only episodes of this workspace's batches (the store fills in its own when ``None``)."""
-    acting: bool = False
+    acting: bool | None = None
     """Whether :attr:`agent` is also an agent that acted in episodes (a step's agent): the
     store sets it when one did (:meth:`Store.scoped`), so a database of single-agent logs
-    keeps its listings on the episodes' agent index."""
+    keeps its listings on the episodes' agent index. Derived, never part of a scope."""
 
     def where(self, triage: str = "") -> tuple[str, list[Any]]:
         """SQL ``WHERE`` clause (without the keyword; ``1`` when empty) and its parameters,

@@ -44,7 +44,7 @@ class AnalysisReport:
 
 def scope_of(where: EpisodeFilter) -> dict[str, Any]:
     """The filter as a plain dict of its set fields (what identifies a run's scope)."""
-    implied = ("outcome", "replays")
+    implied = ("outcome", "replays", "acting")  # (acting: derived by the store)
     return {
         k: v
         for k, v in vars(where).items()
