@@ -52,6 +52,7 @@ _ACTIVE = re.compile(rf"([\\`*\[\]<>|]|{_ENTITY})|(?<![0-9A-Za-z])_|_(?![0-9A-Za
 _BLOCK_START = re.compile(
     r"^(#|>|[-+*](\s|$)|=|\d+[.)](\s|$)|`{3}|~{3}|\||---"
     r"|(?P<rule>[*_])(\s*(?P=rule)){2,}\s*$"  # a thematic break
+    r"|[-*_][-*_\s]*$"  # part of one, after a list marker ("- " + "--")
     r"|\[(\\.|[^\\\[\]])*\]:)"  # a link reference definition
 )
 _PROSE_START = re.compile(r"^([#>+=~-]|\d+[.)])")
