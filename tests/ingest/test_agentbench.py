@@ -415,3 +415,21 @@ def test_the_cli_names_the_bad_line_in_one_message_and_skip_bad_keeps_the_rest(d
 def test_the_quick_task_line_test_answers_as_the_pattern(text):
     found = agentbench_episodes._TASK_LINE.search(text) is not None
     assert agentbench_episodes._states_task(text) == found
+
+
+def test_an_overall_json_that_appears_after_a_first_import_fills_in_the_outcomes(store, tmp_path):
+    """The overall.json beside the runs is hashed with them: one that appears (or changes)
+    later makes the runs read again, their outcomes updated, nothing stored twice."""
+    folder = tmp_path / "gpt-4o" / "medagentbench-std"
+    folder.mkdir(parents=True)
+    source = REAL / "gpt-4o" / "medagentbench-std"
+    shutil.copyfile(source / "runs.jsonl", folder / "runs.jsonl")
+    first = import_paths(store, [folder / "runs.jsonl"])
+    assert first.episodes == 4
+    assert {e.outcome.success for e in store.episodes()} == {None}
+    shutil.copyfile(source / "overall.json", folder / "overall.json")
+    again = import_paths(store, [folder / "runs.jsonl"])
+    assert (again.episodes, again.updated) == (0, 4)
+    assert None not in {e.outcome.success for e in store.episodes()}
+    assert store.count_episodes() == 4
+    assert import_paths(store, [folder / "runs.jsonl"]).files[0].status == "duplicate"

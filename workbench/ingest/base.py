@@ -254,6 +254,11 @@ class Importer(Protocol):
     description: str
     """One line shown in ``workbench import --help``."""
 
+    companions: Callable[[Path], list[Path]]
+    """Optional: the files it reads beside a file when no ``--results`` is given (an
+    ``overall.json``). They are hashed with it, so a companion that appears or changes later
+    makes the file read again (its episodes' outcomes updated, their ids the same)."""
+
     binary: bool
     """Whether its files may hold NUL bytes (an archive; a plain-text log that may quote a
     binary file). Optional, ``False`` when missing: a file holding one is then refused

@@ -552,7 +552,8 @@ def _import_file(
         return report
     report.format = importer.name
     content = path.read_bytes() if size <= READ_ONCE else None
-    scan = scanned(path, results, first=content)
+    joined = [results] if results is not None else _companions(importer, path)
+    scan = scanned(path, *joined, first=content)
     digest, nul = scan.digest, scan.nul
     if job.imported(digest):
         report.status = "duplicate"
@@ -636,6 +637,12 @@ def _read_file(
     if report.empty:
         return  # not remembered as imported: read again, it says again why it gave nothing
     job.add_source(ctx.content_hash, path, importer.name, report, ctx.shared)
+
+
+def _companions(importer: Importer, path: Path) -> list[Path]:
+    """The files ``importer`` reads beside ``path`` (see ``Importer.companions``)."""
+    companions = getattr(importer, "companions", None)
+    return [p for p in companions(path) if p.is_file()] if companions else []
 
 
 def _why_empty(report: FileReport) -> str:

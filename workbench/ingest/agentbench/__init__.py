@@ -52,19 +52,25 @@ malformed, is an error naming its line and field.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from workbench.ingest.agentbench.detection import companion_of, sniff
 from workbench.ingest.agentbench.episodes import ENVIRONMENT, ROLES, Reader
 from workbench.ingest.agentbench.overall import FLAG_KEYS, read_overall
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext, episodes_per_line
 
-__all__ = ["ENVIRONMENT", "FLAG_KEYS", "ROLES", "companion_of", "read", "sniff"]
+__all__ = ["ENVIRONMENT", "FLAG_KEYS", "ROLES", "companion_of", "companions", "read", "sniff"]
 
 name = "agentbench"
 description = (
     "AgentBench outputs: <agent>/<task>/runs.jsonl or <task>/<agent>/runs.jsonl "
     "(user/agent histories) + overall.json"
 )
+
+
+def companions(path: Path) -> list[Path]:
+    """The ``overall.json`` beside a run file, read with it when no ``--results`` is given."""
+    return [path.with_name("overall.json")] if path.name != "overall.json" else []
 
 
 def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
