@@ -177,22 +177,12 @@ class NothingImported(IngestError):
         return self.message if not self.path else super().__str__()
 
 
-def content_hash(*paths: Path | None, first: bytes | None = None) -> str:
-    """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped).
-
-    Args:
-        paths: the files.
-        first: the first file's bytes, when they were read already.
-    """
-    return scanned(*paths, first=first).digest
-
-
 @dataclass(frozen=True)
 class Scanned:
     """What one pass over an import's files found."""
 
     digest: str
-    """:func:`content_hash` of the files (with the results file joined to them)."""
+    """SHA-256 over the files' bytes (the results or companion files after the first)."""
     file_digest: str
     """The same of the first file alone: what episode ids derive from, so that reading it
     again with a results file gives the same ids."""
@@ -201,7 +191,9 @@ class Scanned:
 
 
 def scanned(*paths: Path | None, first: bytes | None = None) -> Scanned:
-    """:func:`content_hash` and more of the files, in one pass (see :class:`Scanned`)."""
+    """SHA-256 over the bytes of the given files, in order (``None`` entries are skipped;
+    ``first``: the first file's bytes, when they were read already), and more, in one pass
+    (see :class:`Scanned`)."""
     digest = hashlib.sha256()
     file_digest = ""
     nul: tuple[int, int] | None = None
@@ -209,14 +201,12 @@ def scanned(*paths: Path | None, first: bytes | None = None) -> Scanned:
         if path is None:
             continue
         chunks = [first] if k == 0 and first is not None else _chunks(path)
-        lines = done = 0
+        done = 0
         for chunk in chunks:
             digest.update(chunk)
-            if k == 0 and nul is None:
-                if (at := chunk.find(b"\x00")) >= 0:
-                    nul = (lines + chunk.count(b"\n", 0, at) + 1, done + at)
-                else:
-                    lines, done = lines + chunk.count(b"\n"), done + len(chunk)
+            if k == 0 and nul is None and (at := chunk.find(b"\x00")) >= 0:
+                nul = (_line_of(path, first, done + at), done + at)
+            done += len(chunk)
         digest.update(b"\x00")
         file_digest = file_digest or digest.hexdigest()
     return Scanned(digest.hexdigest(), file_digest, nul)
@@ -226,6 +216,19 @@ def _chunks(path: Path) -> Iterator[bytes]:
     with open(path, "rb") as handle:
         while chunk := handle.read(1 << 20):
             yield chunk
+
+
+def _line_of(path: Path, content: bytes | None, offset: int) -> int:
+    """The line byte ``offset`` of a file is on (its lines counted only when asked: a file
+    with a NUL byte, which is refused)."""
+    if content is not None:
+        return content.count(b"\n", 0, offset) + 1
+    lines = done = 0
+    for chunk in _chunks(path):
+        if done + len(chunk) > offset:
+            return lines + chunk.count(b"\n", 0, offset - done) + 1
+        lines, done = lines + chunk.count(b"\n"), done + len(chunk)
+    return lines + 1
 
 
 NUL_BYTE = (
@@ -564,8 +567,7 @@ def _import_file(
         if not skip_bad:
             raise error
         progress.advance(size)
-        report.status, report.reason, report.error = "bad", error.message, error
-        report.bad.append(str(error))
+        _mark_bad(report, error)
         return report
     ctx = ReadContext(
         path=path,
@@ -615,9 +617,7 @@ def _read_file(
         error.format = error.format or importer.name
         if not skip_bad:
             raise
-        report.status = "bad"
-        report.bad.append(str(error))
-        report.reason, report.error = error.message, error
+        _mark_bad(report, error)
         progress.advance(size - reported)
         return
     except (
@@ -637,6 +637,12 @@ def _read_file(
     if report.empty:
         return  # not remembered as imported: read again, it says again why it gave nothing
     job.add_source(ctx.content_hash, path, importer.name, report, ctx.shared)
+
+
+def _mark_bad(report: FileReport, error: IngestError) -> None:
+    """A file skipped as unreadable (``skip_bad``): reported with its error."""
+    report.status, report.reason, report.error = "bad", error.message, error
+    report.bad.append(str(error))
 
 
 def _companions(importer: Importer, path: Path) -> list[Path]:
