@@ -7,7 +7,7 @@ from typing import Any
 
 from store import Episode, Outcome, Task
 from workbench.ingest.agentbench.layout import Names, folder_names, named
-from workbench.ingest.agentbench.overall import FLAG_KEYS, Overall, verdict
+from workbench.ingest.agentbench.overall import Overall, flag_of, verdict
 from workbench.ingest.base import ParsedEpisode, ReadContext, outcome_from
 from workbench.ingest.record_files import namespaced
 from workbench.ingest.steps import build_steps
@@ -183,7 +183,7 @@ def _outcome(
     if isinstance(result, bool):
         return Outcome(success=result, message=message)
     found = result if isinstance(result, dict) else {}
-    flag = next((found[k] for k in FLAG_KEYS if isinstance(found.get(k), bool)), None)
+    flag = flag_of(found)
     if flag is None and grade:
         flag = verdict(grade)
     outcome = outcome_from(found, status)

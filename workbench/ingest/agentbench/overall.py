@@ -89,10 +89,15 @@ def _grades(value: Any) -> dict[str, dict[str, Any]] | None:
     return grades
 
 
+def flag_of(result: dict[str, Any]) -> bool | None:
+    """The first boolean of :data:`FLAG_KEYS` in a sample's ``result`` (or its grade)."""
+    return next((result[k] for k in FLAG_KEYS if isinstance(result.get(k), bool)), None)
+
+
 def verdict(grade: dict[str, Any]) -> bool | None:
     """Whether a sample's grade says it succeeded: a flag (``result``, ``is_correct``...), or a
     status ending in ``Correct``/``Incorrect``; ``None`` when it says neither."""
-    flag = next((grade[k] for k in FLAG_KEYS if isinstance(grade.get(k), bool)), None)
+    flag = flag_of(grade)
     if flag is not None:
         return flag
     status = grade.get("status")
