@@ -90,7 +90,8 @@ def _read_folders(inner: str, outer: str) -> tuple[bool, str]:
         return True, f"{inner!r} reads as a model"
     if _TASK.search(outer) and not _TASK.search(inner):
         return True, f"{outer!r} reads as an AgentBench task"
-    if _MODEL.match(outer) or _TASK.search(inner):
-        what = f"{outer!r} reads as a model" if _MODEL.match(outer) else ""
-        return False, what or f"{inner!r} reads as an AgentBench task"
+    if _MODEL.match(outer):
+        return False, f"{outer!r} reads as a model"
+    if _TASK.search(inner):
+        return False, f"{inner!r} reads as an AgentBench task"
     return False, "AgentBench's own layout"
