@@ -33,8 +33,12 @@ TEXTS = ("action", "observation", "thought", "content")
 
 def _text(values: list[Any]) -> str:
     """Text of the values found at a path (joined by newlines)."""
-    parts = [v if isinstance(v, str) else compact_json(v) for v in values]
-    return "\n".join(p for p, v in zip(parts, values, strict=True) if v is not None)
+    return "\n".join(v if isinstance(v, str) else compact_json(v) for v in values if v is not None)
+
+
+def _elements(found: list[Any]) -> list[Any]:
+    """What a path found, as a list: one list found is its elements (``runs`` as ``runs[*]``)."""
+    return found[0] if len(found) == 1 and isinstance(found[0], list) else found
 
 
 def described(record: Any) -> str:
@@ -67,9 +71,7 @@ class RecordReader:
                 yield from self._records(item[1], f"line {item[0]}, record")
 
     def _records(self, container: Any, label: str) -> Iterator[ParsedEpisode | IngestError]:
-        records = first_found(container, self.episodes.path or "$")
-        if len(records) == 1 and isinstance(records[0], list):
-            records = records[0]
+        records = _elements(first_found(container, self.episodes.path or "$"))
         for number, record in enumerate(records):
             yield self._try(f"{label} {number}", record)
 
@@ -135,11 +137,8 @@ class RecordReader:
     def _steps(self, where: str, record: Any) -> list[dict[str, Any]]:
         if self.steps is None:
             return []
-        items = first_found(record, self.steps.path)
-        if len(items) == 1 and isinstance(items[0], list):
-            items = items[0]
-        elif items == [None]:
-            items = []
+        found = first_found(record, self.steps.path)
+        items = [] if found == [None] else _elements(found)
         return [self._step(f"{where}, step {i}", item) for i, item in enumerate(items)]
 
     def _step(self, where: str, item: Any) -> dict[str, Any]:
