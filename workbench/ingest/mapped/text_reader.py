@@ -80,6 +80,8 @@ class TextReader:
         self.text, self.ctx = mapping.text, ctx
         self.constants = mapping.episodes.constants()
         self.patterns = self.text.patterns()
+        self.line_keys = [key for key in self.patterns if key != "episode"]
+        """The patterns a line inside an episode is matched against, in order."""
         self.multiline = set(self.text.multiline)
 
     def read(self) -> Iterator[ParsedEpisode | IngestError]:
@@ -89,11 +91,11 @@ class TextReader:
         past it is an error of the whole file (naming the line and the pattern): it would
         likely do so again on every line.
         """
-        draft = None if "episode" in self.patterns else _Draft(line=1)
+        start = self.patterns.get("episode")
+        draft = None if start is not None else _Draft(line=1)
         with self.ctx.open() as handle:
             for number, raw in enumerate(handle, start=1):
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                start = self.patterns.get("episode")
                 if start and (match := self._search("episode", number, line)):
                     if draft is not None:
                         yield self._finish(draft)
@@ -128,8 +130,8 @@ class TextReader:
 
     def _match(self, number: int, line: str) -> tuple[str, re.Match[str] | None]:
         """The first pattern but ``episode`` that matches the line, and its match."""
-        for key in self.patterns:
-            if key != "episode" and (match := self._search(key, number, line)):
+        for key in self.line_keys:
+            if match := self._search(key, number, line):
                 return key, match
         return "", None
 
