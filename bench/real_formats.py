@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from store import Store
 from tests.ingest.real_expectations import (
+    ASPECTS,
     FILES,
     RealFile,
     calls_kept,
@@ -33,18 +34,9 @@ from tests.ingest.real_expectations import (
 )
 from workbench.ingest import IngestError, formats, import_paths
 
-COLUMNS = (
-    "file",
-    "format",
-    "episodes",
-    "outcomes",
-    "steps",
-    "instruction",
-    "calls",
-    "speaker",
-    "db/input",
-    "growth/input",
-)
+COLUMNS = ("file", *ASPECTS, "db/input", "growth/input")
+PER_EPISODE = ASPECTS[2:]
+"""The aspects counted per episode (format and episode count are the file's)."""
 
 
 def _db_bytes(path: Path) -> int:
@@ -53,12 +45,12 @@ def _db_bytes(path: Path) -> int:
 
 
 def _input_bytes(real: RealFile) -> int:
-    """The file, its results file, and an AgentBench ``overall.json`` beside it."""
-    paths = {real.full_path}
+    """The file, its results file, and what its format reads beside it (``Importer.companions``:
+    AgentBench's ``overall.json``)."""
+    beside = getattr(formats.by_name(real.format), "companions", lambda _: [])
+    paths = {real.full_path, *beside(real.full_path)}
     if real.results_path:
         paths.add(real.results_path)
-    if real.format == "agentbench":
-        paths.add(real.full_path.with_name("overall.json"))
     return sum(p.stat().st_size for p in paths if p.exists())
 
 
@@ -93,7 +85,7 @@ def row(real: RealFile, folder: Path, empty: int) -> tuple[list[str], str]:
     store, note = _import(real, db)
     episodes = file_episodes(store, real)
     pairs = list(zip(episodes, real.episodes, strict=False))
-    counts = {"outcomes": 0, "steps": 0, "instruction": 0, "calls": 0, "speaker": 0}
+    counts = dict.fromkeys(PER_EPISODE, 0)
     for episode, expect in pairs:
         steps = store.steps(episode.id)
         counts["outcomes"] += outcome_right(episode, expect)
