@@ -8,7 +8,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -24,7 +24,7 @@ from store.manual_tables import ManualTables
 from store.migrations import FTS_COLUMNS, FTS_INSERT_TRIGGER, migrate
 from store.records import Batch, Episode, LLMCall, Outcome, Span, Step, Task, utcnow
 from store.repository import RepositoryTables
-from store.rows import column_names, from_row, row_values, rows_values, to_row
+from store.rows import column_names, from_row, row_values, rows_values, to_json_text, to_row
 from store.synth import SynthTables
 from store.texts import CutStep
 
@@ -554,7 +554,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             else:  # pragma: no cover - every NOT NULL column refuses it
                 raise AssertionError("a row of NULLs was stored")
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
             return self.conn.execute(sql, params).fetchall()
 
@@ -574,8 +574,8 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         matching the agents that acted in episodes too when one is called so."""
         if where.workspace is None:
             where = replace(where, workspace=self.workspace)
-        if where.agent is not None and not where.acting and self._acts(where.agent):
-            where = replace(where, acting=True)
+        if where.agent is not None and where.acting is None:  # (asked once per filter)
+            where = replace(where, acting=self._acts(where.agent))
         return where
 
     def _acts(self, agent: str) -> bool:
@@ -631,9 +631,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
                 batch_id,
                 n_episodes,
                 utcnow().isoformat(),
-                json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
-                if metadata
-                else None,
+                to_json_text(metadata) if metadata else None,
             ),
         )
 
@@ -1136,7 +1134,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
     def distinct(self, column: FilterColumn) -> list[str]:
         """The non-empty values of ``column`` among stored episodes (batches by name, tasks by
         id; agents with those that acted in them), sorted."""
-        in_workspace = "batch_id IN (SELECT id FROM batches WHERE workspace = ?)"
+        in_workspace = "batch_id IN (SELECT id FROM batches WHERE workspace = :workspace)"
         acting = (
             "SELECT DISTINCT s.agent FROM steps s INDEXED BY steps_by_agent WHERE s.agent != '' "
             f"AND s.episode_id IN (SELECT id FROM episodes WHERE {in_workspace})"
@@ -1145,11 +1143,10 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
             "family": f"SELECT DISTINCT family FROM episodes WHERE {in_workspace} ORDER BY family",
             "agent": f"SELECT agent FROM episodes WHERE {in_workspace} UNION {acting} ORDER BY 1",
             "task": f"SELECT DISTINCT task_id FROM episodes WHERE {in_workspace} ORDER BY task_id",
-            "batch": "SELECT name FROM batches WHERE workspace = ? "
+            "batch": "SELECT name FROM batches WHERE workspace = :workspace "
             "AND id IN (SELECT DISTINCT batch_id FROM episodes) ORDER BY name",
         }[column]
-        params = (self.workspace,) * sql.count("?")
-        return [row[0] for row in self._rows(sql, params) if row[0]]
+        return [row[0] for row in self._rows(sql, {"workspace": self.workspace}) if row[0]]
 
     def unmatched(self, where: EpisodeFilter) -> dict[FilterColumn, list[str]]:
         """The family, agent, batch (id or name) and task of ``where`` that name nothing in the
