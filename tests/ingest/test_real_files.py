@@ -57,17 +57,13 @@ def _store(imported: Imported, real: RealFile, tmp: Path, results: bool) -> Stor
     return imported[key]
 
 
-def _marked(
-    real: RealFile, aspect: str, reasons: dict[str, str]
-) -> pytest.MarkDecorator | tuple[()]:
+def _marked(aspect: str, reasons: dict[str, str]) -> pytest.MarkDecorator | tuple[()]:
     reason = reasons.get(aspect)
     return pytest.mark.xfail(strict=True, reason=reason) if reason else ()
 
 
 def _file_params(aspect: str) -> list:
-    return [
-        pytest.param(real, id=real.path, marks=_marked(real, aspect, real.xfail)) for real in FILES
-    ]
+    return [pytest.param(real, id=real.path, marks=_marked(aspect, real.xfail)) for real in FILES]
 
 
 def _episode_params(aspect: str) -> list:
@@ -77,7 +73,7 @@ def _episode_params(aspect: str) -> list:
             number,
             expect,
             id=f"{real.path}#{number}",
-            marks=_marked(real, aspect, expect.xfail),
+            marks=_marked(aspect, expect.xfail),
         )
         for real in FILES
         for number, expect in enumerate(real.episodes)
