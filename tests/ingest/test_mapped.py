@@ -562,21 +562,19 @@ def test_import_map_errors_are_one_line(db_path, folder, tmp_path):
     assert "not both" in cli(db_path, *both).output
 
 
-def test_the_readme_mapping_reads_the_sample_log(store, folder, tmp_path):
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("### Any other log: a mapping file", 1)[1]
-    mapping = tmp_path / "mapping.toml"
-    mapping.write_text(section.split("```toml\n", 1)[1].split("```", 1)[0])
-    report = import_paths(store, [folder / "bolt-runs.json"], format=mapped.load(mapping))
-    assert report.episodes == 2 and report.files[0].steps == 5
-
-
 README_SECTION = (
     (Path(__file__).resolve().parents[2] / "README.md")
     .read_text()
     .split("### Any other log: a mapping file", 1)[1]
     .split("\n## ", 1)[0]
 )
+
+
+def test_the_readme_mapping_reads_the_sample_log(store, folder, tmp_path):
+    mapping = tmp_path / "mapping.toml"
+    mapping.write_text(README_SECTION.split("```toml\n", 1)[1].split("```", 1)[0])
+    report = import_paths(store, [folder / "bolt-runs.json"], format=mapped.load(mapping))
+    assert report.episodes == 2 and report.files[0].steps == 5
 
 
 def test_the_readme_worked_mappings_are_the_sample_files(folder):
