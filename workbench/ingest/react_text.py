@@ -126,9 +126,9 @@ _STEP = re.compile(
 )
 _PROMPT = re.compile(r"^>(?!>)\s?(\S.*)$")
 _THINK = re.compile(r"^think\s*:\s?(.*)$", re.IGNORECASE | re.DOTALL)
-_INSTRUCTION = re.compile(
-    r"^(?:Task Description|Task|Instruction|Question|Goal)\s*:\s?(.*)$", re.IGNORECASE
-)
+_TASK_LABELS = r"(?:Task Description|Task|Instruction|Question|Goal)"
+"""The labels of a task line (``Task: ...``), in :data:`_INSTRUCTION` and :data:`_SHOWN_TASK`."""
+_INSTRUCTION = re.compile(rf"^{_TASK_LABELS}\s*:\s?(.*)$", re.IGNORECASE)
 _YOUR_TASK = re.compile(r"^Your task is to\b", re.IGNORECASE)
 _HEADER = re.compile(
     r"^(Env|Environment|Family|Task type|Task family|Variation|Agent|Model|Seed)\s*:\s*(.*?)\s*$",
@@ -710,8 +710,7 @@ UNSCORED_WEBSHOP = "ended without a score line (WebShop reward 0)"
 """The outcome message of a WebShop run that ended unscored."""
 
 _SHOWN_TASK = re.compile(
-    r"^[ \t]*(?:(?:Task Description|Task|Instruction|Question|Goal)[ \t]*:[ \t]*(.*)"
-    r"|(Your task is to\b.*))$",
+    rf"^[ \t]*(?:{_TASK_LABELS}[ \t]*:[ \t]*(.*)|(Your task is to\b.*))$",
     re.IGNORECASE | re.MULTILINE,
 )
 
