@@ -418,7 +418,7 @@ def test_multiline_fields_keep_their_lines_up_to_the_next_marker(store, folder):
     importer = mapped.load(folder / "aider.toml")
     report = import_paths(store, [folder / "aider.chat.history.md"], format=importer)
     assert report.episodes == 2
-    sessions = {e.task_id: e for e in store.episodes()}
+    sessions = by_task(store)
     first, second = sessions["aider:L1"], sessions["aider:L32"]
     steps = store.steps(first.id)
     assert [(s.kind, s.role) for s in steps] == [
