@@ -326,12 +326,12 @@ def _returned(returned: dict[str, Any], policy: str) -> str:
 def guidance_for(store: Store, version: ArtifactVersion, with_candidate: bool) -> Guidance:
     """The active repository without the candidate's artifact, plus the candidate if asked."""
     forms = [
-        form_of(CONTRACT.validate_python(v.contract))
+        form_of(v.contract)
         for v in store.versions(status="active")
         if v.artifact != version.artifact
     ]
     if with_candidate:
-        forms.append(form_of(CONTRACT.validate_python(version.contract)))
+        forms.append(form_of(version.contract))
     return Guidance(forms=forms)
 
 

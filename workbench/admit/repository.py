@@ -260,7 +260,7 @@ def skipped_contract_gate() -> Gate:
 
 def guidance_of(versions: list[ArtifactVersion]) -> Guidance:
     """What agents follow when these versions are their repository."""
-    return Guidance(forms=[form_of(CONTRACT.validate_python(v.contract)) for v in versions])
+    return Guidance(forms=[form_of(v.contract) for v in versions])
 
 
 def active_guidance(store: Store) -> Guidance:

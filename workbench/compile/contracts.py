@@ -258,8 +258,11 @@ def missing_slots(contract: dict[str, Any]) -> list[str]:
     return [slot for slot in required if not contract.get(slot)]
 
 
-def form_of(contract: RuleContract | SkillContract | SubagentContract):
-    """The executable form, named after the artifact."""
+def form_of(contract: RuleContract | SkillContract | SubagentContract | dict[str, Any]):
+    """The executable form, named after the artifact; a stored contract (a dict) is parsed
+    first (:data:`CONTRACT`: a ``ValidationError`` if it does not parse)."""
+    if isinstance(contract, dict):
+        contract = CONTRACT.validate_python(contract)
     return contract.form.model_copy(
         update={"id": contract.name, "description": contract.description}
     )
@@ -275,7 +278,7 @@ def executable_form(contract: dict[str, Any]) -> dict[str, Any]:
     after the artifact and described by it, where the stored form holds the compiler's
     placeholders), as JSON; the stored form when the contract does not parse."""
     try:
-        return form_of(CONTRACT.validate_python(contract)).model_dump(mode="json")
+        return form_of(contract).model_dump(mode="json")
     except ValidationError:
         form = contract.get("form")
         return dict(form) if isinstance(form, dict) else {}

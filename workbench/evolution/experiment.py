@@ -50,7 +50,7 @@ from workbench.admit.repository import (
 from workbench.agents.guidance import Guidance
 from workbench.analyze.analyzer import analyze
 from workbench.backends import Backends
-from workbench.compile.compiler import compile_run, contract_of
+from workbench.compile.compiler import compile_run
 from workbench.compile.contracts import form_of
 from workbench.envs.registry import default_environment
 from workbench.progress import NullProgress, Progress, check_cancel
@@ -433,7 +433,7 @@ def ordered_regimes(regimes: Iterable[Regime]) -> list[Regime]:
 
 def _behaviour(version: ArtifactVersion) -> dict[str, Any]:
     """What an agent following the version does (its guidance form)."""
-    return form_of(contract_of(version)).model_dump(mode="json")
+    return form_of(version.contract).model_dump(mode="json")
 
 
 def _judged_twin(store: Store, version: ArtifactVersion) -> ArtifactVersion | None:
