@@ -18,10 +18,10 @@ and, per evaluated instance, a ``report.json`` of the form
 ``{instance_id: {"resolved": bool, "patch_exists": bool, "tests_status": {...}, ...}}``.
 Both are accepted as ``--results``; several per-instance reports merged into one object work
 too, and so does a per-instance ``{"resolved": bool, ...}`` without the id, as it lies in a
-``logs/<instance_id>/report.json`` folder named for its instance. An instance in ``resolved_ids`` succeeded; one in ``unresolved_ids``, ``error_ids``,
-``empty_patch_ids``, ``completed_ids`` or ``submitted_ids`` (and not resolved) failed. An
-instance only in ``incomplete_ids`` (never evaluated) or not in the report at all stays
-unknown.
+``logs/<instance_id>/report.json`` folder named for its instance. An instance in
+``resolved_ids`` succeeded; one in ``unresolved_ids``, ``error_ids``, ``empty_patch_ids``,
+``completed_ids`` or ``submitted_ids`` (and not resolved) failed. An instance only in
+``incomplete_ids`` (never evaluated) or not in the report at all stays unknown.
 
 SWE-bench instance ids read ``<owner>__<repo>-<number>`` (``astropy__astropy-12907``); the
 task family is the repository name (``astropy``).
