@@ -163,9 +163,11 @@ def same_content(
     return difference(conn, episode_id, row, steps) == "same"
 
 
-def _judged(row: Sequence[Any]) -> bool:
-    """Whether an episode's row says how it went (a success flag or a score)."""
-    return row[_OUTCOME_AT[0]] is not None or row[_OUTCOME_AT[1]] is not None
+def _present(found: Difference, row: Sequence[Any]) -> bool:
+    """Whether an episode read again adds nothing to the stored one: the same, or differing
+    only in an outcome it does not know (no success flag, no score)."""
+    judged = row[_OUTCOME_AT[0]] is not None or row[_OUTCOME_AT[1]] is not None
+    return found == "same" or (found == "outcome" and not judged)
 
 
 def _equal(stored: Any, new: Any) -> bool:
@@ -382,7 +384,7 @@ class StagedImport:
         conn, episode_id = self.store.conn, row[_ID]
         current = self._staged_as(replacing, episode_id)
         found = difference(conn, current, row, steps)
-        if found == "same" or (found == "outcome" and not _judged(row)):
+        if _present(found, row):
             return Placed("present", episode_id)
         workspace = conn.execute(_WORKSPACE_OF, (current,)).fetchone()[0]
         if found == "outcome" and workspace == self.workspace:  # staged by this import
@@ -470,7 +472,7 @@ class StagedImport:
         else:
             self._seen[episode_id] = digest
             return Placed("new", episode_id)
-        if found == "same" or (found == "outcome" and not _judged(row)):
+        if _present(found, row):
             return Placed("present", episode_id)
         if found == "outcome":
             return Placed("updated", episode_id)
