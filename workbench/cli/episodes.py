@@ -360,9 +360,7 @@ def ls_command(store: Store, where: EpisodeFilter, limit: int) -> None:
     console.print(f"[dim]{len(episodes)} of {total} episode(s)[/]")
 
 
-def _parse_range(
-    text: str | None, n_steps: int, option: str = "--steps", what: str = "steps"
-) -> tuple[int, int]:
+def _parse_range(text: str | None, n_steps: int, option: str = "--steps") -> tuple[int, int]:
     if not text:
         return 0, n_steps
     start, sep, stop = text.partition(":")
@@ -381,7 +379,6 @@ SHOW_CHARS = 2000
 """Characters of each text ``show`` prints unless ``--chars`` says otherwise."""
 PAGE = 500
 """Steps read at a time by ``show --all`` (memory stays that of one page)."""
-TEXTS = ("content", "thought", "action", "observation")
 
 
 def _chars(text: str | None) -> tuple[int, int | None]:
@@ -437,8 +434,8 @@ def show_command(
     first, last = _parse_range(step_range, episode.n_steps)
     if not step_range and not all_steps:
         last = min(last, first + SHOW_STEPS)
+    chars = count if count is not None else SQLITE_TEXT_MAX
     for page in range(first, last, PAGE):
-        chars = count if count is not None else SQLITE_TEXT_MAX
         for cut in store.cut_steps(episode.id, page, min(page + PAGE, last), chars, offset):
             _show_step(cut, raw)
     shown_to = min(last, episode.n_steps)
@@ -474,6 +471,8 @@ def _show_header(store: Store, episode: Episode) -> None:
 def _show_step(cut: CutStep, raw: bool) -> None:
     import json
 
+    from store import CUT_TEXTS
+
     step = cut.step
     console.rule(
         f"step {step.index} · {step.kind} · {step.role}"
@@ -482,14 +481,14 @@ def _show_step(cut: CutStep, raw: bool) -> None:
         align="left",
         style="dim",
     )
-    for label in TEXTS:
+    for label in CUT_TEXTS:
         if text := getattr(step, label):
             console.print(f"[bold cyan]{label}[/] {escape(text)}{_cut_note(cut, label)}")
     if raw and step.raw is not None:
         console.print(f"[bold]raw[/] {escape(json.dumps(step.raw, ensure_ascii=False))}")
     elif raw and cut.cut("raw"):
         console.print(
-            f"[bold]raw[/] [dim](a record of {cut.lengths['raw']:,} characters, not shown "
+            f"[bold]raw[/] [dim](a record of {cut.lengths['raw']:,} bytes, not shown "
             "with a cut text: --chars 0: shows every text whole)[/]"
         )
 
