@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from scripts.readme_figures import README, SKIPPED, example
+from scripts.readme_figures import README, example, skipped
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = [line.command for line in example(README.read_text())]
@@ -60,7 +60,7 @@ def play(folder: Path) -> list[Played]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     played = []
     for command in COMMANDS:
-        if any(key in command for key in SKIPPED):
+        if skipped(command):
             continue
         argv = [sys.executable, "-m", "workbench", *runnable(command)[1:]]
         done = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)

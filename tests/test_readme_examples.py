@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from tests.readme_example import COMMANDS, SKIPPED
+from scripts.readme_figures import SKIPPED
+from tests.readme_example import COMMANDS
 
 EMPTY = re.compile(r"^(0 hit\(s\)|0 of 0 episode|nothing (?:is|to|was) )", re.M)
 
