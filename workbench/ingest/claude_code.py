@@ -24,9 +24,10 @@ carry no step: a ``summary`` becomes the episode's ``metadata.summary``, the res
 **Episodes.** A file is one session and its main chain (lines with ``isSidechain`` false) is
 one episode. Sub-agent runs (the Task tool) are *sidechains*: each becomes an episode of its
 own, whose steps name the sub-agent (the parent call's ``subagent_type``, else the
-sidechain's ``agentId``) as their agent, linked both ways: its ``metadata`` has ``sidechain: true``, ``parent_episode`` and, when
-the parent's Task call is found by its prompt, ``parent_tool_call_id``; the parent lists its
-sidechains' episode ids in ``metadata.sidechains``. Separate episodes keep each agent's
+sidechain's ``agentId``) as their agent, linked both ways: its ``metadata`` has
+``sidechain: true``, ``parent_episode`` and, when the parent's Task call is found by its
+prompt, ``parent_tool_call_id``; the parent lists its sidechains' episode ids in
+``metadata.sidechains``. Separate episodes keep each agent's
 decisions apart for analysis (a sub-agent's step is never read as the main agent's). Lines
 of one sidechain are found by their ``agentId``, else by following ``parentUuid`` to the
 sidechain's first line. A file holding only sidechain lines (``agent-*.jsonl``) gives only
@@ -172,14 +173,14 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
 
 def _episodes(ctx: ReadContext, session: _Session) -> Iterator[ParsedEpisode | IngestError]:
     main = _parse_chain(ctx, session, session.main) if session.main else None
-    agents = _task_agents(main.steps) if main is not None else {}
+    calls = _task_calls(main.steps) if main is not None else {}
+    agents = {prompt: agent for prompt, (_, agent) in calls.items()}
     subs = [_parse_chain(ctx, session, chain, agents) for chain in session.sidechains.values()]
     if main is not None:
         main.episode.metadata["sidechains"] = [p.episode.id for p in subs]
-        calls = _task_calls(main.steps)
         for sub in subs:
             sub.episode.metadata["parent_episode"] = main.episode.id
-            call_id = calls.get(sub.task.instruction)
+            call_id = calls.get(sub.task.instruction, ("", ""))[0]
             if call_id:
                 sub.episode.metadata["parent_tool_call_id"] = call_id
     for parsed in ([main] if main else []) + subs:
@@ -187,23 +188,9 @@ def _episodes(ctx: ReadContext, session: _Session) -> Iterator[ParsedEpisode | I
         yield parsed.parsed
 
 
-def _task_agents(steps: Sequence[Step]) -> dict[str, str]:
-    """Prompt of each sub-agent call → the sub-agent it asks for (``subagent_type``)."""
-    agents = {}
-    for kind, raw in zip(*(step_column(steps, f) for f in ("kind", "raw")), strict=True):
-        block = raw.get("block") if isinstance(raw, dict) else None
-        inputs = block.get("input") if isinstance(block, dict) else None
-        if (
-            kind == "tool_call"
-            and isinstance(inputs, dict)
-            and isinstance(inputs.get("prompt"), str)
-        ):
-            agents[inputs["prompt"]] = scalar(inputs.get("subagent_type")) or ""
-    return agents
-
-
-def _task_calls(steps: Sequence[Step]) -> dict[str, str]:
-    """Prompt of each sub-agent call (a ``tool_use`` with a ``prompt`` input) → its call id."""
+def _task_calls(steps: Sequence[Step]) -> dict[str, tuple[str, str]]:
+    """Prompt of each sub-agent call (a ``tool_use`` with a ``prompt`` input) → its call id
+    and the sub-agent it asks for (``subagent_type``; empty when it names none)."""
     calls = {}
     columns = (step_column(steps, field) for field in ("kind", "raw", "tool_call_id"))
     for kind, raw, call_id in zip(*columns, strict=True):
@@ -211,7 +198,7 @@ def _task_calls(steps: Sequence[Step]) -> dict[str, str]:
         inputs = block.get("input") if isinstance(block, dict) else None
         prompt = inputs.get("prompt") if isinstance(inputs, dict) else None
         if kind == "tool_call" and isinstance(prompt, str):
-            calls[prompt] = call_id
+            calls[prompt] = (call_id, scalar(inputs.get("subagent_type")) or "")
     return calls
 
 
