@@ -21,7 +21,6 @@ terminal UI, which may not import each other) use it.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -64,5 +63,7 @@ def json_dumps(value: object, **options: Any) -> str:
     text without DEL (most logs) is returned as ``json.dumps`` wrote it without a regular
     expression's scan; the scan costs about 5% of an export's time otherwise.
     """
+    import json  # here, not at the top: the CLI imports this module as it starts
+
     text = json.dumps(value, ensure_ascii=False, **options)
     return text if text.isascii() and "\x7f" not in text else RAW_IN_JSON.sub(json_escape, text)
