@@ -60,10 +60,4 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
 
 
 def _episode(ctx: ReadContext, record: Record, results: Results | None) -> ParsedEpisode:
-    value = record.value
-    if isinstance(value, dict):
-        key = next((k for k in HISTORY_KEYS if isinstance(value.get(k), list)), None)
-        if key is not None and key != "messages":  # read as the chat importer reads messages
-            value = {**{k: v for k, v in value.items() if k != key}, "messages": value[key]}
-    record = Record(record.index, record.where, value)
-    return openai_chat.episode(ctx, record, results, name, QUESTION_KEYS)
+    return openai_chat.episode(ctx, record, results, name, QUESTION_KEYS, HISTORY_KEYS)

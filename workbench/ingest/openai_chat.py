@@ -174,22 +174,21 @@ def read(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
     yield from read_records(ctx, lambda record: episode(ctx, record, results))
 
 
-def _messages(ctx: ReadContext, record: Record) -> tuple[dict[str, Any], str | None, list[Any]]:
-    """The record's fields, the key of its message list, and the list."""
+def _messages(
+    ctx: ReadContext, record: Record, keys: tuple[str, ...]
+) -> tuple[dict[str, Any], str | None, list[Any]]:
+    """The record's fields, the key of its message list (the first of ``keys`` that holds
+    one), and the list."""
     value = record.value
     if isinstance(value, list):
         return {}, None, value
     if not isinstance(value, dict):
         raise ctx.error(record.where, "", "expected a record object or a list of messages")
-    for key in MESSAGE_KEYS:
+    for key in keys:
         if isinstance(value.get(key), list):
             return value, key, value[key]
     hint = " (this looks like a single message)" if "role" in value else ""
-    raise ctx.error(
-        record.where,
-        "messages",
-        f"no message list (one of {', '.join(MESSAGE_KEYS)}){hint}",
-    )
+    raise ctx.error(record.where, keys[0], f"no message list (one of {', '.join(keys)}){hint}")
 
 
 def episode(
@@ -198,10 +197,12 @@ def episode(
     results: Results | None,
     environment: str = DEFAULT_ENVIRONMENT,
     question_keys: tuple[str, ...] = (),
+    message_keys: tuple[str, ...] = MESSAGE_KEYS,
 ) -> ParsedEpisode:
     """One record's episode (``environment``: the tasks' environment when the record names
-    none; ``question_keys``: keys whose text is the task, before its first user message)."""
-    fields, list_key, messages = _messages(ctx, record)
+    none; ``question_keys``: keys whose text is the task, before its first user message;
+    ``message_keys``: where its message list may be)."""
+    fields, list_key, messages = _messages(ctx, record, message_keys)
     episode_id = ctx.episode_id(f"r{record.index}")
     steps = _steps(ctx, record.where, episode_id, messages, list_key or "messages")
     question = next(
