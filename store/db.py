@@ -845,7 +845,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
         episode_id: str,
         start: int = 0,
         stop: int | None = None,
-        chars: int = 4000,
+        chars: int = texts.WINDOW,
         offset: int = 0,
     ) -> list[CutStep]:
         """Steps ``start`` to ``stop`` (exclusive) of an episode, each text cut to the

@@ -22,6 +22,10 @@ from store.rows import from_row
 
 CUT_TEXTS = ("content", "thought", "action", "observation")
 """The texts of a step that :func:`cut_steps` cuts and :func:`step_text` pages."""
+WINDOW = 4000
+"""Characters of a text a reader holds at once (the terminal UI's step detail, a comparison's
+actions, a synthesized example's span): every real action fits, and a text of hundreds of
+megabytes costs what this window of it does."""
 PIECE = 1 << 20
 """Bytes of a long text read at a time."""
 SMALL_CACHE = -2048

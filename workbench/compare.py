@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from store import Episode, EpisodeFilter, Step, Store
+from store.texts import WINDOW
 from workbench.analyze.families import episodes_of, family_of, is_inferred
 from workbench.envs.lexicon import Lexicon
 
@@ -338,10 +339,10 @@ def actions_of(steps: Iterable[Step]) -> list[Action]:
     return [(step.index, step.action) for step in steps if step.action.strip()]
 
 
-ACTION_CHARS = 4000
-"""Characters of each step's texts read to align two runs (as many as the terminal UI's step
-detail reads): every real action fits, and a step of hundreds of megabytes costs what this
-window of it does. A longer action is aligned, and shown, by its first ``ACTION_CHARS``."""
+ACTION_CHARS = WINDOW
+"""Characters of each step's texts read to align two runs (a reader's window,
+:data:`store.texts.WINDOW`). A longer action is aligned, and shown, by its first
+``ACTION_CHARS``."""
 
 
 def episode_actions(store: Store, episode: Episode, chunk: int = 1000) -> list[Action]:

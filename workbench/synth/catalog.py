@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from store import EpisodeFilter, Step, Store
 from store.records import Episode
 from store.synth import SYNTH_WORKSPACE, SynthExample, SynthTask
+from store.texts import WINDOW
 from workbench.synth.backward import PLAYED, TASK_KEY, played_instruction
 from workbench.synth.filters import describe_checks
 
@@ -88,10 +89,9 @@ def read_catalog(store: Store, env: str | None = None) -> Catalog:
 # -- one example -------------------------------------------------------------------------------
 
 
-SPAN_CHARS = 4000
-"""Characters of each text of a span's step that :func:`read_example` reads (as many as the
-terminal UI's step detail reads): a step of hundreds of megabytes costs what this window of
-it does."""
+SPAN_CHARS = WINDOW
+"""Characters of each text of a span's step that :func:`read_example` reads (a reader's
+window, :data:`store.texts.WINDOW`)."""
 
 
 @dataclass(frozen=True)
