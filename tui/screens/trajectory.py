@@ -378,7 +378,6 @@ class TrajectoryScreen(Screen[str]):
         self.episode_id = episode_id
         self.episode = None
         self.step_list.clear_selection()
-        self.refresh_bindings()
         self.detail.expanded = False
         self._load_episode(episode_id, start, self.app.size.height)
 
@@ -439,12 +438,10 @@ class TrajectoryScreen(Screen[str]):
         if self.episode is not None and self.episode.n_steps:
             self.step_list.start_selection()
             self._show_detail(self.step_list.cursor)
-            self.refresh_bindings()
 
     def action_cancel_mark(self) -> None:
         self.step_list.clear_selection()
         self._show_detail(self.step_list.cursor)
-        self.refresh_bindings()
 
     def action_finish_mark(self) -> None:
         selection = self.step_list.selection
@@ -452,7 +449,6 @@ class TrajectoryScreen(Screen[str]):
             return
         self.step_list.clear_selection()
         self._show_detail(self.step_list.cursor)
-        self.refresh_bindings()
         draft = Span(
             episode_id=self.episode.id, start=selection[0], end=selection[1], kind="causal"
         )

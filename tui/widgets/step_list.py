@@ -127,6 +127,10 @@ class StepList(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
     """Index of the highlighted step."""
 
+    selection_anchor: reactive[int | None] = reactive(None, bindings=True)
+    """Where the selection being made started (``None``: none is); a change redraws the list
+    and refreshes the screen's keys (a screen may offer other keys while selecting)."""
+
     class Moved(Message):
         """The cursor moved to another step."""
 
@@ -151,7 +155,6 @@ class StepList(ScrollView, can_focus=True):
         self.spans: list[Span] = []
         self.examples: list[SynthExample] = []
         """Synthesized examples cut from this episode: their spans are marked like spans."""
-        self.selection_anchor: int | None = None
 
     # -- attributes down --------------------------------------------------------------------
 
@@ -209,12 +212,10 @@ class StepList(ScrollView, can_focus=True):
     def start_selection(self) -> None:
         """Start selecting at the cursor."""
         self.selection_anchor = self.cursor
-        self.refresh()
 
     def clear_selection(self) -> None:
         """Stop selecting."""
         self.selection_anchor = None
-        self.refresh()
 
     # -- cursor -----------------------------------------------------------------------------
 
