@@ -100,7 +100,7 @@ def _escape_start(match: re.Match[str]) -> str:
 def code_span(text: str) -> str:
     """``text`` on one line as a code span (fenced with more backticks than it holds)."""
     line = _one_line(text)
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", line)), default=0) + 1)
+    fence = _fence(line, 1)
     pad = " " if line.startswith("`") or line.endswith("`") else ""
     return f"{fence}{pad}{line}{pad}{fence}"
 
@@ -109,9 +109,14 @@ def fenced(text: str, info: str = "text") -> str:
     """``text`` in a fenced block that nothing inside it can close; newlines and tabs are kept,
     other control characters shown (a ``\\r\\n`` line end is a newline)."""
     text = shown(text.replace("\r\n", "\n")).rstrip()
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * max(3, max(runs, default=0) + 1)
+    fence = _fence(text, 3)
     return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _fence(text: str, least: int) -> str:
+    """A run of backticks longer than any in ``text``, and at least ``least`` long."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(least, longest + 1)
 
 
 def front_matter(values: dict[str, Any]) -> str:
