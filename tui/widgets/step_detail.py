@@ -75,21 +75,17 @@ class Window:
 
 def windows(cut: CutStep, result: CutStep | None = None) -> list[Window]:
     """The texts of a step as read (and the observation of the tool result answering it)."""
-    step, lengths = cut.step, cut.lengths
+    texts = [(field, cut, field) for field in ("content", "thought", "action", "observation")]
+    if result is not None:
+        texts.append((f"result (step {result.step.index})", result, "observation"))
     found = []
-    for field in ("content", "thought", "action", "observation"):
-        text, length = getattr(step, field), lengths[field]
-        if field == "action" and not cut.cut(field):
+    for heading, source, field in texts:
+        text, length = getattr(source.step, field), source.lengths[field]
+        if field == "action" and not source.cut(field):
             text = pretty_action(text)
             length = len(text)
         if text:
-            found.append(Window(field, step.index, field, text, 0, length))
-    if result is not None and result.step.observation:
-        heading = f"result (step {result.step.index})"
-        length = result.lengths["observation"]
-        found.append(
-            Window(heading, result.step.index, "observation", result.step.observation, 0, length)
-        )
+            found.append(Window(heading, source.step.index, field, text, 0, length))
     return found
 
 
@@ -172,15 +168,14 @@ class StepDetail(VerticalScroll, can_focus=False):
         """Show step ``index`` (``cut`` is ``None`` while it loads); ``result`` is the tool
         result answering its call, shown under it; ``examples`` are the synthesized examples
         whose span covers it."""
-        step = cut.step if cut else None
-        if step is None or self.step is None or step.index != self.step.index:
-            self.scroll_home(animate=False, immediate=True)
-            self.windows = windows(cut, result) if cut else []
-        else:  # the same step again (spans changed, a page arrived): keep the windows paged
+        fresh = windows(cut, result) if cut else []
+        if cut is not None and self.step is not None and cut.step.index == self.step.index:
+            # the same step again (spans changed, a page arrived): keep the windows paged
             kept = {(w.index, w.field): w for w in self.windows if not w.whole}
-            self.windows = [
-                kept.get((w.index, w.field), w) for w in (windows(cut, result) if cut else [])
-            ]
+            fresh = [kept.get((w.index, w.field), w) for w in fresh]
+        else:
+            self.scroll_home(animate=False, immediate=True)
+        self.windows = fresh
         self._index, self.cut, self.spans, self.n_steps = index, cut, spans, n_steps
         self.examples = examples or []
         self._render_body()
@@ -235,11 +230,11 @@ class StepDetail(VerticalScroll, can_focus=False):
         self.query_one("#step-detail-body", Static).update(self._body())
 
     def _body(self) -> RenderableType:
-        step = self.step
-        if self.cut is None or step is None:
+        if self.cut is None:
             if not self.n_steps:
                 return Text("this episode has no steps", self._style("muted"))
             return Text(f"step {self._index} — loading…", self._style("muted"))
+        step = self.cut.step
         parts: list[RenderableType] = [self._title(step)]
         for span in self.spans:
             line = Text("■ ", self._style(span.kind))
