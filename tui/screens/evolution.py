@@ -345,9 +345,6 @@ class EvolutionScreen(Screen[None]):
             plt = widget.plt
             plt.clear_data()
             plt.clear_figure()
-            if not series:  # hidden: the empty state says why
-                widget.refresh()
-                continue
             for line in lines:
                 if line.x:  # plotext's legend fails on a labelled line without points
                     draw = plt.plot if line.lines else plt.scatter
