@@ -3,10 +3,12 @@ formulating in a worker."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
 import pytest
+from textual.app import App
 
 from store import Store
 from tests.tui.conftest import SIZE, rows, screen_for_key, settle, shown
@@ -343,3 +345,25 @@ def test_a_manual_is_cut_before_headings_never_inside_code():
         "## C\n\nend\n",
     ]
     assert parts("") == [""] and "".join(parts(markdown, lines=3)) == markdown
+
+
+async def test_a_manual_shown_while_a_part_is_being_added_keeps_all_its_parts():
+    def document(name: str) -> str:
+        return "".join(f"# {name} {i}\n\n" + "line\n\n" * 45 for i in range(6))
+
+    class Viewer(App[None]):
+        def compose(self):
+            yield ManualView()
+
+    app = Viewer()
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(ManualView)
+        await view.show(document("old"))
+        await settle(pilot)
+        adding = asyncio.create_task(view.show_more())
+        while not view._lock.locked():  # the old document's next part is being added
+            await asyncio.sleep(0)
+        await view.show(document("new"))
+        await adding
+        await view.show_more(view.pending)
+        assert view.shown == document("new")

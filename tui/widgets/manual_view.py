@@ -99,8 +99,8 @@ class ManualView(VerticalScroll, can_focus=True):
         """Show ``markdown`` from its top: its first part now, the rest as it is needed."""
         self._generation += 1
         self.markdown = markdown
-        first, *self._pending = parts(markdown)
-        async with self._lock:
+        async with self._lock:  # a part being added is taken off the pending it came from
+            first, *self._pending = parts(markdown)
             await self.remove_children()
             self.scroll_home(animate=False, immediate=True)
             await self._add(first)
