@@ -1,9 +1,9 @@
 """What the terminal UI benchmarks share: a measuring script run in a fresh process and, in
 that process, the app opened headless, a screen's frame drawn and the peak memory read.
 
-A benchmark builds its database, then runs its script with :func:`child_result`; the script
-runs at the project root, imports the rest of this module as ``bench._tui`` and prints its
-measures as one JSON object on its last line.
+A benchmark builds its database of failed runs (:func:`failed_runs`), then runs its script
+with :func:`child_result`; the script runs at the project root, imports the rest of this
+module as ``bench._tui`` and prints its measures as one JSON object on its last line.
 """
 
 from __future__ import annotations
@@ -13,14 +13,33 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from store import Batch, Episode, Outcome, Step, Store, Task
+
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (120, 36)
 """Terminal size of every measured app."""
+
+
+def failed_runs(path: Path, task: Task, runs: Iterable[tuple[str, list[Step]]]) -> None:
+    """Write to ``path``, in one transaction, ``task`` and a failed run of it by agent
+    ``bench`` (batch ``bench``) for each ``(episode id, steps)`` of ``runs``."""
+    with Store(path) as store, store.transaction():
+        store.put_batch(Batch(id="bench", name="bench", kind="run"))
+        store.put_task(task)
+        for episode_id, steps in runs:
+            episode = Episode(
+                id=episode_id,
+                task_id=task.id,
+                agent="bench",
+                batch_id="bench",
+                outcome=Outcome(success=False),
+            )
+            store.add_episode(episode, steps)
 
 
 def child_result(script: str, *args: str) -> dict[str, float]:

@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._tui import child_result  # noqa: E402
-from store import Batch, Episode, Outcome, Step, Store, Task  # noqa: E402
+from bench._tui import child_result, failed_runs  # noqa: E402
+from store import Step, Task  # noqa: E402
 
 CHILD = r"""
 import asyncio, json, sys, time
@@ -60,29 +60,24 @@ asyncio.run(main())
 def build(path: Path, mb: int) -> None:
     """Two episodes whose step 1 observes 200 MB (``long``) or 4 KB (``short``)."""
     line = "".join(f"{i % 10}" for i in range(79)) + "\n"
-    with Store(path) as store:
-        store.put_batch(Batch(id="bench", name="bench", kind="run"))
-        store.put_task(Task(id="sw:t:0", environment="sw", family="t", instruction="read it"))
-        for episode_id, size in (("short", 4_000), ("long", mb * 1_000_000)):
-            store.add_episode(
-                Episode(
-                    id=episode_id,
-                    task_id="sw:t:0",
-                    agent="bench",
-                    batch_id="bench",
-                    outcome=Outcome(success=False),
+    task = Task(id="sw:t:0", environment="sw", family="t", instruction="read it")
+    runs = (
+        (
+            episode_id,
+            [
+                Step(episode_id=episode_id, index=0, kind="action", action="cat big.log"),
+                Step(
+                    episode_id=episode_id,
+                    index=1,
+                    kind="observation",
+                    observation=line * (size // len(line)),
                 ),
-                [
-                    Step(episode_id=episode_id, index=0, kind="action", action="cat big.log"),
-                    Step(
-                        episode_id=episode_id,
-                        index=1,
-                        kind="observation",
-                        observation=line * (size // len(line)),
-                    ),
-                    Step(episode_id=episode_id, index=2, kind="action", action="wait"),
-                ],
-            )
+                Step(episode_id=episode_id, index=2, kind="action", action="wait"),
+            ],
+        )
+        for episode_id, size in (("short", 4_000), ("long", mb * 1_000_000))
+    )
+    failed_runs(path, task, runs)
 
 
 def measure(db: Path, episode_id: str) -> dict[str, float]:

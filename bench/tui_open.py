@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._tui import child_result  # noqa: E402
-from store import Batch, Episode, Outcome, Step, Store, Task  # noqa: E402
+from bench._tui import child_result, failed_runs  # noqa: E402
+from store import Step, Task  # noqa: E402
 
 CHILD = """
 import asyncio, json, statistics, sys
@@ -53,31 +53,26 @@ def build(path: Path, long_steps: int, observation: int) -> None:
     """A database with a 10-step episode, a long one, and a warm-up episode."""
     rng = random.Random(0)
     words = ["the", "a", "kitchen", "thermometer", "pot", "water", "stove", "door", "sink"]
-    with Store(path) as store, store.transaction():
-        store.put_batch(Batch(id="bench", name="bench", kind="run"))
-        store.put_task(Task(id="sw:boil:0", environment="sw", family="boil", instruction="boil"))
-        for episode_id, n in (("warmup", 10), ("short", 10), ("long", long_steps)):
-            store.add_episode(
-                Episode(
-                    id=episode_id,
-                    task_id="sw:boil:0",
-                    agent="bench",
-                    batch_id="bench",
-                    outcome=Outcome(success=False),
-                ),
-                [
-                    Step(
-                        episode_id=episode_id,
-                        index=i,
-                        kind="action",
-                        thought="thinking " * 5,
-                        action=f"go to room {i % 7}",
-                        observation=" ".join(rng.choices(words, k=observation // 6)),
-                        raw={"i": i},
-                    )
-                    for i in range(n)
-                ],
-            )
+    task = Task(id="sw:boil:0", environment="sw", family="boil", instruction="boil")
+    runs = (
+        (
+            episode_id,
+            [
+                Step(
+                    episode_id=episode_id,
+                    index=i,
+                    kind="action",
+                    thought="thinking " * 5,
+                    action=f"go to room {i % 7}",
+                    observation=" ".join(rng.choices(words, k=observation // 6)),
+                    raw={"i": i},
+                )
+                for i in range(n)
+            ],
+        )
+        for episode_id, n in (("warmup", 10), ("short", 10), ("long", long_steps))
+    )
+    failed_runs(path, task, runs)
 
 
 def measure(db: Path, episode_id: str, repeat: int) -> dict[str, float]:
