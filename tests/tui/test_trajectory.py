@@ -105,40 +105,42 @@ async def test_raw_record_that_shares_the_observation_is_shown_verbatim(tmp_path
         assert json.dumps(messages[2], indent=2) in screen.detail.text
 
 
-TOOL_OUTPUT = "".join(f"{i:07d} {'of a tool run':<31}\n" for i in range(500_000))
-"""A 20,000,000-character observation."""
+def tool_output() -> str:
+    """A 20,000,000-character observation (made by the test that reads it, not at import)."""
+    return "".join(f"{i:07d} {'of a tool run':<31}\n" for i in range(500_000))
 
 
 async def test_a_20_mb_text_is_read_and_shown_a_window_at_a_time(app):
+    output = tool_output()
     with Store(app.db_path) as store:
         add_failed_run(
             store,
             "huge",
             [
                 Step(episode_id="huge", index=0, kind="action", action="cat log.txt"),
-                Step(episode_id="huge", index=1, kind="observation", observation=TOOL_OUTPUT),
+                Step(episode_id="huge", index=1, kind="observation", observation=output),
                 Step(episode_id="huge", index=2, kind="action", action="wait"),
             ],
         )
-    length = f"{len(TOOL_OUTPUT):,}"
+    length = f"{len(output):,}"
     assert length == "20,000,000"
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_episode(pilot, "huge", 1)
         detail = screen.detail
         # collapsed: the first lines, and how long the text is
-        first = "\n".join(TOOL_OUTPUT[:COLLAPSED_CHARS].splitlines()[:COLLAPSED_LINES])
+        first = "\n".join(output[:COLLAPSED_CHARS].splitlines()[:COLLAPSED_LINES])
         assert f"observation ({length} characters; showing 1–{len(first):,})" in detail.text
         assert first in detail.text and "… e expands it · ] pages through it" in detail.text
         await pilot.press("e")
         await settle(pilot)
         assert f"observation ({length} characters; showing 1–{WINDOW:,})" in detail.text
-        assert TOOL_OUTPUT[:WINDOW] in detail.text
+        assert output[:WINDOW] in detail.text
         assert f"… ] next {WINDOW:,} characters" in detail.text
         await pilot.press("right_square_bracket", "right_square_bracket")
         await settle(pilot)
         shown = f"showing {2 * WINDOW + 1:,}–{3 * WINDOW:,}"
         assert f"observation ({length} characters; {shown})" in detail.text
-        assert TOOL_OUTPUT[2 * WINDOW : 3 * WINDOW] in detail.text
+        assert output[2 * WINDOW : 3 * WINDOW] in detail.text
         assert "… ] next 4,000 characters · [ previous" in detail.text
         # what was read and drawn: a window of the text, never more
         assert [len(w.text) for w in detail.windows] == [WINDOW]
@@ -150,10 +152,10 @@ async def test_a_20_mb_text_is_read_and_shown_a_window_at_a_time(app):
         assert len(detail.text) < WINDOW + 500
         await pilot.press("left_square_bracket")
         await settle(pilot)
-        assert TOOL_OUTPUT[WINDOW : 2 * WINDOW] in detail.text
+        assert output[WINDOW : 2 * WINDOW] in detail.text
         await pilot.press("h", "l")  # away and back: the text starts over
         await settle(pilot)
-        assert TOOL_OUTPUT[:WINDOW] in detail.text and screen.step_list.cursor == 1
+        assert output[:WINDOW] in detail.text and screen.step_list.cursor == 1
 
 
 async def test_H_and_L_move_between_trajectories_of_the_filter(app):
