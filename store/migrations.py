@@ -552,6 +552,14 @@ SOURCE_METADATA = _script(
     "ALTER TABLE sources ADD COLUMN metadata TEXT",
 )
 
+ANALYSIS_AGENTS = _script(
+    # The agent an analysis holds responsible (in a log of several agents; empty otherwise and
+    # for every analysis stored before), and where its causal span came from: the analyzer's
+    # own judgment, a person's span, or the scorer learned from people's spans.
+    "ALTER TABLE analyses ADD COLUMN agent TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE analyses ADD COLUMN origin TEXT NOT NULL DEFAULT 'analyzer'",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", FOUNDATION),
     Migration(2, "llm-calls", LLM_CALLS),
@@ -566,6 +574,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "empty-counts-removed", EMPTY_COUNTS_REMOVED),
     Migration(12, "step-agents", STEP_AGENTS),
     Migration(13, "source-metadata", SOURCE_METADATA),
+    Migration(14, "analysis-agents", ANALYSIS_AGENTS),
 )
 """Every migration, oldest first. Versions are consecutive from 1."""
 

@@ -309,6 +309,7 @@ class LLMCall(Record):
 
 
 AnalysisStatus = Literal["proposed", "accepted", "edited", "rejected"]
+AnalysisOrigin = Literal["analyzer", "human", "learned"]
 ClusterStatus = Literal["supported", "deferred"]
 
 
@@ -378,6 +379,13 @@ class Analysis(Record):
 
     span_id: int | None = None
     """The analyzer-authored causal span written with this analysis."""
+
+    agent: str = ""
+    """The agent held responsible, in a log of several agents (empty for one agent's log)."""
+
+    origin: AnalysisOrigin = "analyzer"
+    """Where the causal span came from: the analyzer's judgment, a person's causal span of the
+    episode (``human``), or the step scorer learned from people's spans (``learned``)."""
 
     status: AnalysisStatus = "proposed"
     """``proposed`` by the analyzer; ``accepted``, ``edited`` or ``rejected`` by a human."""

@@ -167,6 +167,8 @@ def test_counts_left_at_zero_by_an_older_workbench_are_removed_by_the_migration(
 def older(conn: sqlite3.Connection, version: int) -> None:
     """Make ``conn``'s database look as a workbench of schema ``version`` left it (what the
     migrations after it added, removed)."""
+    conn.execute("ALTER TABLE analyses DROP COLUMN agent")  # (14)
+    conn.execute("ALTER TABLE analyses DROP COLUMN origin")
     conn.execute("ALTER TABLE sources DROP COLUMN metadata")  # (13)
     conn.execute("DROP INDEX steps_by_agent")  # (12)
     conn.execute("ALTER TABLE steps DROP COLUMN agent")

@@ -18,7 +18,7 @@ def test_a_source_s_metadata_is_stored_once_and_read_back(db_path):
 
 def test_a_database_from_before_source_metadata_stays_readable(db_path):
     conn = sqlite3.connect(db_path, isolation_level=None)
-    migrate(conn, MIGRATIONS[:-1])  # the schema before sources.metadata
+    migrate(conn, MIGRATIONS[:12])  # the schema before sources.metadata (13)
     conn.execute(
         "INSERT INTO sources VALUES ('h0', 'old.jsonl', 'workbench', NULL, 2, '2025-01-01')"
     )

@@ -72,6 +72,9 @@ class Proposal(BaseModel):  # the docstring is part of the answer's schema (and 
     """Step indices of the failed episode backing the claims."""
     contrast_citations: list[int] = Field(default_factory=list)
     """Step indices of the contrast episode backing the required change."""
+    agent: str = ""
+    """In a log of several agents, the agent responsible for the failure (the one that took
+    the causal step, not one that only relayed or executed its output); empty otherwise."""
 
 
 class Analyst(Protocol):

@@ -164,6 +164,7 @@ def _analysis(run_id: int, case: FailureCase, proposal: Proposal) -> Analysis:
         contrast_id=case.contrast_id,
         contrast_citations=[] if case.contrast_reference else proposal.contrast_citations,
         contrastive=case.contrast_id is not None or case.contrast_reference,
+        agent=proposal.agent,
     )
 
 

@@ -232,7 +232,13 @@ def reference_actions(task: Task | None) -> list[str]:
 
 def _case_steps(store: Store, episode: Episode) -> list[CaseStep]:
     return [
-        CaseStep(index=s.index, action=s.action, observation=s.observation, reward=s.reward)
+        CaseStep(
+            index=s.index,
+            action=s.action,
+            observation=s.observation,
+            reward=s.reward,
+            agent=s.agent,
+        )
         for s in agent_steps(store.steps(episode.id))
     ]
 

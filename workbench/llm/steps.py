@@ -35,6 +35,8 @@ class CaseStep(BaseModel):
     action: str = ""
     observation: str = ""
     reward: float | None = None
+    agent: str = ""
+    """The agent that took the step, in a log of several agents (empty for one agent's)."""
 
 
 def render_steps(steps: Sequence[CaseStep], budget: int, focus: int | None = None) -> str:
@@ -78,7 +80,8 @@ def step_ranges(indices: Iterable[int]) -> str:
 def _step_line(step: CaseStep, cap: int) -> str:
     action = _one_line(step.action) or "(no action)"
     reward = "" if step.reward is None else f" (reward {step.reward:g})"
-    head = f"[{step.index}] {action} -> "
+    speaker = f"{step.agent}: " if step.agent else ""
+    head = f"[{step.index}] {speaker}{action} -> "
     room = max(40, cap - len(head) - len(reward))
     observation = _clip(_one_line(step.observation) or "(no observation)", room)
     return _clip(head + observation + reward, cap)
