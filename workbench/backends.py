@@ -15,7 +15,9 @@ The ``openai`` backend reads its endpoint from ``OPENAI_BASE_URL`` and ``WORKBEN
 from ``base_url`` and ``model`` in that table, and its key from the environment variable that
 ``api_key_env`` names (``OPENAI_API_KEY`` by default). The key itself is never written to the
 file: a table that holds one is refused. ``WORKBENCH_MAX_TOKENS`` and ``WORKBENCH_TIMEOUT``,
-when set, cap every reply and HTTP request (a small local model needs both).
+when set, cap every reply and HTTP request (a small local model needs both);
+``WORKBENCH_CONTEXT_TOKENS``, the model's context window, has the analyst cut its prompts to fit
+it. :func:`analyst_of` sets the analyst's strategy and whole-run call budget.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ CONFIG_FILE = "workbench.toml"
 TABLE = "reasoner"
 KEYS = ("backend", "base_url", "model", "api_key_env")
 """The keys a ``[reasoner]`` table may hold."""
+ENV_CONTEXT_TOKENS = "WORKBENCH_CONTEXT_TOKENS"
+"""The model's context window in tokens (optional): the analyst fits its prompts to it."""
 
 
 @dataclass(frozen=True)
@@ -171,8 +175,7 @@ def heuristic_backends(store: Store, config: ReasonerConfig | None = None) -> Ba
 
 def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) -> Backends:
     """The model-backed backends, all on one client (its store logs and caches the calls)."""
-    from workbench.analyze.openai import OpenAIAnalyst  # model-backed stages load when chosen
-    from workbench.compile.openai import OpenAICompiler
+    from workbench.compile.openai import OpenAICompiler  # model-backed stages load when chosen
     from workbench.manual.openai import OpenAIFormulator
     from workbench.manual.openai_builder import OpenAIBuilder
     from workbench.synth.openai_proposer import OpenAIProposer
@@ -184,7 +187,7 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
     )
     return Backends(
         config=config,
-        analyst=OpenAIAnalyst(client),
+        analyst=openai_analyst(client),
         compiler=OpenAICompiler(client),
         formulator=OpenAIFormulator(client),
         builder=OpenAIBuilder(client),
@@ -192,6 +195,66 @@ def openai_backends(client: ChatClient, config: ReasonerConfig | None = None) ->
         query_writer=OpenAIQueryWriter(client),
         proposer=OpenAIProposer(client),
     )
+
+
+def openai_analyst(
+    client: ChatClient,
+    strategy: str | None = None,
+    max_calls: int | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Analyst:
+    """The model-backed analyst on ``client``: its strategy (default ``all-at-once``), a budget
+    of ``max_calls`` model calls for everything it analyses (``None``: no limit), and the
+    model's context from ``WORKBENCH_CONTEXT_TOKENS`` when that is set.
+
+    Raises:
+        ConfigError: the context variable is not a positive whole number, or leaves no room
+            for a prompt; the strategy is unknown or the budget below one call.
+    """
+    from workbench.analyze.openai import OpenAIAnalyst
+    from workbench.analyze.strategies import DEFAULT_STRATEGY
+
+    env = os.environ if environ is None else environ
+    text = env.get(ENV_CONTEXT_TOKENS, "").strip()
+    context = int(text) if text.isdigit() else None
+    if text and not context:
+        raise ConfigError(f"{ENV_CONTEXT_TOKENS} must be a positive whole number, not {text!r}")
+    try:
+        return OpenAIAnalyst(
+            client,
+            strategy=strategy or DEFAULT_STRATEGY,  # type: ignore[arg-type]  # checked there
+            max_calls=max_calls,
+            context_tokens=context,
+        )
+    except ValueError as error:
+        where = f" ({ENV_CONTEXT_TOKENS})" if context and "context" in str(error) else ""
+        raise ConfigError(f"{error}{where}") from None
+
+
+def analyst_of(
+    backends: Backends,
+    strategy: str | None = None,
+    max_calls: int | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> Analyst:
+    """``backends``' analyst, or, given a strategy or a call budget, the ``openai`` analyst on
+    the same client set to them (a run of another strategy is another analysis run: its name
+    says the strategy).
+
+    Raises:
+        ConfigError: a strategy or a budget for the heuristic backend, which asks no model;
+            as :func:`openai_analyst`.
+    """
+    if strategy is None and max_calls is None:
+        return backends.analyst
+    client = getattr(backends.analyst, "client", None)
+    if backends.name != "openai" or not isinstance(client, ChatClient):
+        raise ConfigError(
+            "a strategy and a call budget are the openai reasoner's: the heuristic asks no model"
+        )
+    return openai_analyst(client, strategy, max_calls, environ=environ)
 
 
 # -- resolving the configuration -------------------------------------------------------------
