@@ -89,6 +89,7 @@ def _webshop(instruction: str, outcome: bool, steps: int, calls: Sequence[Call])
 
 
 MSWEA_RULE = "system prompt + task message + one step per assistant turn (its output merged)"
+MATHCHAT_RULE = "one step per message of `messages` (an empty one included)"
 AGENTBENCH_RULE = (
     "the first user message, then one action per agent turn (observed by the next user turn)"
 )
@@ -246,6 +247,27 @@ FILES: tuple[RealFile, ...] = (
         ),
     ),
     RealFile(
+        path="openhands/multi-swe-bench-llama-4-maverick.output.jsonl",
+        format="openhands",
+        steps_rule="one step per agent action (its observation merged); the system prompt, "
+        "the task message and the user's recall each a step, think a thought step",
+        episodes=(
+            EpisodeExpect(
+                outcome=None,  # test_result holds only the git_patch: never evaluated here
+                # system, task message, recall, 21 commands/reads/edits, think, finish
+                steps=26,
+                instruction="ponyc segfaults when trying to match using a single element tuple",
+                calls=(
+                    Call("execute_bash", "ls -l /workspace/ponylang__ponyc__0.1"),
+                    Call("str_replace_editor", "DEF(idseqsingle);"),
+                    Call("execute_bash", "make clean && make"),
+                    Call("finish", "has been addressed by modifying the `idseqsingle` rule"),
+                ),
+                roles=("system", "user", "agent"),
+            ),
+        ),
+    ),
+    RealFile(
         path="codex/session-01.jsonl",
         format="codex",
         steps_rule="one step per response item (messages; tool calls with their outputs)",
@@ -255,6 +277,26 @@ FILES: tuple[RealFile, ...] = (
                 steps=4,  # developer context, environment context, prompt, final answer
                 instruction="[REDACTED_PROMPT]",  # the source redacted the prompt
                 roles=("user", "assistant"),
+            ),
+        ),
+    ),
+    RealFile(
+        path="codex/rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+        format="codex",
+        steps_rule="one step per response item (messages; tool calls with their outputs); a "
+        "reasoning item with no summary (encrypted only) is no step",
+        episodes=(
+            EpisodeExpect(
+                outcome=None,  # a Codex rollout states no outcome (task_complete is not a grade)
+                # developer permissions, AGENTS.md context, the prompt, exec_command and its
+                # output, write_stdin and its output, the closing answer
+                steps=8,
+                instruction="show tools",
+                calls=(
+                    Call("exec_command", "sed -n '1,180p'"),
+                    Call("write_stdin", '"session_id": 48230'),
+                ),
+                roles=("system", "user", "assistant", "tool"),
             ),
         ),
     ),
@@ -372,6 +414,32 @@ FILES: tuple[RealFile, ...] = (
                     Call("transfer_to_human_agents", "summary"),
                 ),
                 roles=("system", "user", "assistant", "tool"),
+            ),
+        ),
+    ),
+    RealFile(
+        path="openai-chat/sample_math_response_successful.txt",
+        format="openai-chat",
+        steps_rule=MATHCHAT_RULE,
+        episodes=(
+            EpisodeExpect(
+                outcome=True,  # "is_correct": true
+                steps=2,  # the problem, the assistant's script
+                instruction="What is the sum of all the distinct positive two-digit factors of 144?",
+                roles=("user", "assistant"),
+            ),
+        ),
+    ),
+    RealFile(
+        path="openai-chat/sample_math_response_failed.txt",
+        format="openai-chat",
+        steps_rule=MATHCHAT_RULE,
+        episodes=(
+            EpisodeExpect(
+                outcome=False,  # "is_correct": false ("the reply doesn't contain an answer")
+                steps=4,  # problem, first attempt, the proxy's empty reply, second attempt
+                instruction="Find all $x$ that satisfy the inequality $(2x+10)(x+3)<(3x+9)(x+8)$.",
+                roles=("user", "assistant"),
             ),
         ),
     ),
