@@ -11,6 +11,7 @@ from rich.text import Text
 
 from workbench.cli.options import (
     SPLITS,
+    LazyChoice,
     RichProgress,
     check_filter,
     chosen_backends,
@@ -26,6 +27,12 @@ if TYPE_CHECKING:
     from store import Store
 
 
+def _strategies() -> tuple[str, ...]:
+    from workbench.analyze.strategies import STRATEGIES
+
+    return STRATEGIES
+
+
 @click.command("analyze")
 @click.option("--batch", help="Only failures of this batch (id or name).")
 @click.option("--family", help="Only failures of this task family.")
@@ -35,6 +42,16 @@ if TYPE_CHECKING:
     help="Only failures of this split (default: every split but the held-out test split).",
 )
 @reasoner_option
+@click.option(
+    "--strategy",
+    type=LazyChoice(_strategies),
+    help="With --reasoner openai: how the model finds the decisive step: the whole log in one call (all-at-once, the default), each step in turn until the first decisive one (step-by-step), or by halving the log (binary-search). Each strategy keeps its own analysis runs.",
+)
+@click.option(
+    "--max-calls",
+    type=integer(min=1),
+    help="With --reasoner openai: send at most N model calls in this whole run; failures left when they are spent are reported as not analysed (budget), and running again continues (answers already given come from the cache).",
+)
 @click.option(
     "--new-run",
     is_flag=True,
@@ -57,6 +74,8 @@ def analyze_command(
     family: str | None,
     split: str | None,
     reasoner_name: str | None,
+    strategy: str | None,
+    max_calls: int | None,
     new_run: bool,
     show_agreement: bool,
     author: str | None,
@@ -67,12 +86,17 @@ def analyze_command(
     from store import EpisodeFilter
     from workbench.analyze.agreement import agreement
     from workbench.analyze.analyzer import analyze
+    from workbench.analyze.strategies import BUDGET_SPENT
+    from workbench.backends import analyst_of
+    from workbench.llm import ConfigError
     from workbench.progress import Cancelled
 
     where = EpisodeFilter(batch=batch, family=family, split=split)
     check_filter(store, where)
     if author is not None and not show_agreement:
         raise click.UsageError("--author goes with --agreement")
+    if show_agreement and (strategy or max_calls):
+        raise click.UsageError("--strategy and --max-calls go with analysing, not --agreement")
     if show_agreement:
         rows = agreement(store, where, author)
         if not rows:
@@ -97,23 +121,38 @@ def analyze_command(
         ]
         print_records(console, columns, cells)
         return
-    analyst = chosen_backends(store, reasoner_name).analyst
+    backends = chosen_backends(store, reasoner_name)
+    if (strategy or max_calls) and backends.name != "openai":
+        raise click.UsageError(
+            "--strategy and --max-calls go with the openai reasoner (--reasoner openai)"
+        )
+    try:
+        analyst = analyst_of(backends, strategy, max_calls)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from error
     try:
         report = analyze(store, where, analyst, new_run=new_run, progress=RichProgress())
     except Cancelled:
         raise click.ClickException(
             "analysis cancelled; analysed failures are kept — run again to continue"
         ) from None
+    over = [reason for reason in report.failed if BUDGET_SPENT in reason]
+    failed = [reason for reason in report.failed if BUDGET_SPENT not in reason]
     console.print(
         f"analysis run {report.run.id} ({report.run.reasoner}): {report.analyzed} failure(s) analysed"
         + (f", {report.skipped} already analysed" if report.skipped else "")
-        + (f", {len(report.failed)} not analysed (model error)" if report.failed else "")
+        + (f", {len(failed)} not analysed (model error)" if failed else "")
+        + (f", {len(over)} not analysed (budget)" if over else "")
         + (f", {report.no_steps} left out (no steps: outcome only)" if report.no_steps else "")
         + f"; {report.clusters} cluster(s), {report.deferred} deferred"
     )
     for reason in report.rejected:
         errors.print(f"[yellow]rejected proposal:[/] {escape(reason)}")
-    for reason in report.failed:
+    budget = getattr(analyst, "budget", None)
+    if budget is not None:
+        spent = "; the budget is spent: run again to continue" if over else ""
+        console.print(f"{budget.describe()}{spent}")
+    for reason in failed:
         errors.print(f"[yellow]not analysed:[/] {escape(reason)}")
 
 
