@@ -335,3 +335,53 @@ def test_the_backends_set_the_strategy_budget_and_context(client, store):
         openai_analyst(client, environ={"WORKBENCH_CONTEXT_TOKENS": "100"})
     with pytest.raises(ConfigError, match="heuristic asks no model"):
         analyst_of(heuristic_backends(store), "step-by-step")
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def invoke(db_path, *args):
+    from click.testing import CliRunner
+
+    from workbench.cli import main
+
+    return CliRunner().invoke(main, ["--db", str(db_path), *args], catch_exceptions=False)
+
+
+def test_the_command_takes_a_strategy_and_a_budget(db_path, chat_server, monkeypatch):
+    chat_server.responder = scripted_model()
+    with Store(db_path) as store:
+        stored_failures(store)
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", chat_server.api_key)
+    monkeypatch.setenv("WORKBENCH_MODEL", "test-model")
+    options = ("analyze", "--reasoner", "openai", "--strategy", "binary-search")
+    first = invoke(db_path, *options, "--max-calls", "4")
+    assert first.exit_code == 0, first.output
+    assert (  # 4 steps: two halvings, then the proposal
+        "analysis run 1 (openai:test-model:binary-search): 1 failure(s) analysed, "
+        "2 not analysed (budget)" in first.output
+    )
+    assert "4 model call(s) sent (of at most 4), 0 answered from the cache;" in first.output
+    assert "the budget is spent: run again to continue" in first.output
+    assert "not analysed:" not in first.output  # no line per failure the budget left
+    second = invoke(db_path, *options)
+    assert "run 1 (openai:test-model:binary-search): 2 failure(s) analysed, 1 already" in (
+        second.output
+    )
+    assert "5 model call(s) sent, 1 answered from the cache" in second.output  # the halving
+    assert chat_server.request_count == 9
+    other = invoke(db_path, "analyze", "--reasoner", "openai", "--max-calls", "2")
+    assert (  # all at once, another run: a call a failure
+        "analysis run 2 (openai:test-model): 2 failure(s) analysed, 1 not analysed (budget)"
+        in other.output
+    )
+
+
+def test_the_heuristic_takes_no_strategy(db_path):
+    Store(db_path).close()
+    done = invoke(db_path, "analyze", "--reasoner", "heuristic", "--strategy", "step-by-step")
+    assert done.exit_code == 2 and "go with the openai reasoner" in done.output
+    done = invoke(db_path, "analyze", "--agreement", "--max-calls", "3")
+    assert done.exit_code == 2 and "not --agreement" in done.output
+    assert "binary-search" in invoke(db_path, "analyze", "--help").output
