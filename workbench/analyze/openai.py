@@ -313,7 +313,7 @@ class OpenAIAnalyst:
         purpose: str,
     ) -> VerdictT:
         return checked_answer(
-            self._metered,  # type: ignore[arg-type]  # a ChatClient that counts its calls
+            self._metered,  # the client, its calls counted into the budget
             [{"role": "system", "content": system}, {"role": "user", "content": prompt}],
             schema,
             purpose=purpose,
@@ -339,7 +339,7 @@ class OpenAIAnalyst:
         prompt = self._prompt(case, SYSTEM_PROMPT, extra, focus)
         start = found.index if found is not None else None
         proposal = checked_answer(
-            self._metered,  # type: ignore[arg-type]  # a ChatClient that counts its calls
+            self._metered,  # the client, its calls counted into the budget
             [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
             Proposal,
             purpose=PURPOSE,

@@ -33,11 +33,6 @@ BUDGET_SPENT = "not analysed: the run's budget of model calls is spent"
 """What a failure refused for the budget is reported with (a later run continues it)."""
 
 
-def strategy_names() -> tuple[str, ...]:
-    """The strategies, for an option's choices."""
-    return STRATEGIES
-
-
 # -- what the searches ask --------------------------------------------------------------------
 
 
@@ -126,8 +121,10 @@ class BudgetSpent(ModelError):
 class Budget:
     """Model calls an analysis run may send, and what its questions have sent so far.
 
-    A question is asked only while calls are left; a question once asked finishes, its own
-    retries of a malformed or rejected reply included. Answers from the cache cost nothing.
+    It is checked before every request the analyst makes, a first ask or a correction turn;
+    the client's own retries of a request once made (after a malformed reply or a transport
+    error) finish, so a run can go past the limit by those. Answers from the cache cost
+    nothing.
     """
 
     limit: int | None = None
