@@ -143,7 +143,7 @@ def test_reclustering_unchanged_analyses_keeps_cluster_ids(runs):
 def test_held_out_failures_are_analysed_only_when_the_scope_asks_for_them(runs):
     from store import Episode, Outcome, Step, Task
 
-    runs.put_task(Task(id="sw:boil:9", environment="sw", family="boil", split="test"))
+    runs.put_task(Task(id="sw:boil:9", environment="scienceworld", family="boil", split="test"))
     steps = [
         Step(episode_id="held-out", index=i, kind="action", action=action, observation=seen)
         for i, (action, seen) in enumerate(DOOR)

@@ -103,7 +103,7 @@ def test_a_run_with_no_tool_call_is_analysed_at_its_refusal(imported: Path):
         analysis = next(a for a in store.analyses(1) if a.episode_id == failed.id)
         step = store.steps(failed.id)[analysis.start]
     assert step.kind == "message" and step.role == "assistant"
-    assert analysis.trigger == "reply(text) | refusal"
+    assert analysis.trigger == "reply | refusal"
 
 
 def test_literal_ids_and_amounts_share_one_cluster_in_an_inferred_family(imported: Path):

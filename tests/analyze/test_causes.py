@@ -15,7 +15,7 @@ def add(
 ) -> Episode:
     store.put_batch(Batch(id="b", name="b"))
     store.put_task(
-        Task(id=task, environment="sw", family=task.split(":")[1], instruction=INSTRUCTION)
+        Task(id=task, environment="scienceworld", family=task.split(":")[1], instruction=INSTRUCTION)
     )
     episode = Episode(id=episode_id, task_id=task, batch_id="b", outcome=Outcome(success=success))
     steps = [
@@ -112,9 +112,9 @@ class BuzzerLexicon(Lexicon):
 
 
 def test_errors_are_read_through_the_episode_worlds_lexicon(store, monkeypatch):
-    real = causes.lexicon_of
+    real = causes.world_lexicon
     monkeypatch.setattr(
-        causes, "lexicon_of", lambda name: BuzzerLexicon() if name == "buzzer" else real(name)
+        causes, "world_lexicon", lambda name: BuzzerLexicon() if name == "buzzer" else real(name)
     )
     assert error_signature("BZZT", BuzzerLexicon()) == "bzzt"
     assert error_signature("BZZT") is None  # the plain reading does not know the buzz

@@ -30,8 +30,17 @@ from typing import Literal
 from store import Episode, EpisodeFilter, Step, Store, Task
 from workbench.analyze.analyst import FailureCase
 from workbench.analyze.families import episodes_of, family_of
+from workbench.analyze.reading import read_steps
+from workbench.analyze.scoring import (
+    HEURISTIC_WEIGHTS,
+    best_step,
+    case_features,
+    check_script,
+    top_feature,
+)
 from workbench.analyze.signals import TOOL_ERROR, generic_error, refusal
 from workbench.compare import (
+    REPLY,
     Alignment,
     align,
     contrast_of_family,
@@ -42,15 +51,15 @@ from workbench.compare import (
     shape,
     tool_call,
 )
-from workbench.envs.lexicon import PLAIN, Lexicon
-from workbench.envs.registry import lexicon_of
+from workbench.envs.lexicon import PHRASE_FREE, PLAIN, Lexicon
+from workbench.envs.registry import world_lexicon
 from workbench.llm.steps import CaseStep
 
 CRITICAL_REWARD = -50.0
 """A step reward at or below this is a critical failure (worlds that end a run on a fatal
 action give −100)."""
 
-Evidence = Literal["error", "divergence", "end"]
+Evidence = Literal["error", "divergence", "decision", "end"]
 REFERENCE_KEY = "reference_actions"
 """Key of a task's metadata holding its expected actions (a list of action strings, shaped
 like stored step actions), when its log gave them."""
@@ -88,19 +97,23 @@ def benign_errors(store: Store, family: str) -> set[tuple[str, str]]:
     for episode in episodes_of(store, family, EpisodeFilter(outcome="passed")):
         task = _task_of(store, episode, tasks)
         instruction = task.instruction if task else ""
-        lexicon = lexicon_of(task.environment if task else "")
-        for step in agent_steps(store.steps(episode.id)):
+        lexicon = world_lexicon(task.environment if task else "")
+        for step in agent_steps(store.steps(episode.id), instruction):
             signature = step_signal(step.action, step.observation, lexicon)
             if signature is not None:
                 seen.add((error_key(step.action, instruction), signature))
     return seen
 
 
-def agent_steps(steps: list[Step]) -> list[Step]:
-    """The steps where the agent acted, each as one decision: actions; tool calls, each
+def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
+    """The steps where an agent acted, each as one decision: actions; tool calls, each
     with the observation of the result that answered it (flagged when its log marks it an
-    error); and text replies (as :func:`~workbench.compare.reply_action`)."""
+    error); and text replies (as :func:`~workbench.compare.reply_action`) — an assistant's
+    message, or in a log of several agents any named agent's message but the one that
+    only states the task. A reply's observation is what the user (or the log's unnamed
+    parties) said next, before the next agent step."""
     results = {s.tool_call_id: s for s in steps if s.kind == "tool_result" and s.tool_call_id}
+    task = " ".join(instruction.split())
     decided: list[Step] = []
     for position, step in enumerate(steps):
         if step.kind == "tool_call" and step.action:
@@ -109,9 +122,34 @@ def agent_steps(steps: list[Step]) -> list[Step]:
             decided.append(step.model_copy(update={"observation": observation}))
         elif step.action.strip():
             decided.append(step)
-        elif step.kind == "message" and step.role == "assistant" and step.content.strip():
-            decided.append(step.model_copy(update={"action": reply_action(step.content)}))
+        elif _is_agent_message(step, task):
+            answer = step.observation or _answer_to(steps, position)
+            decided.append(
+                step.model_copy(
+                    update={"action": reply_action(step.content), "observation": answer}
+                )
+            )
     return decided
+
+
+def _is_agent_message(step: Step, task: str) -> bool:
+    if step.kind != "message" or not step.content.strip():
+        return False
+    if step.role == "assistant":
+        return True
+    return bool(step.agent) and step.role != "system" and " ".join(step.content.split()) != task
+
+
+def _answer_to(steps: list[Step], position: int) -> str:
+    """What unnamed parties (the user, the environment) said after the agent's message at
+    ``position``, up to the next agent step."""
+    said = []
+    for step in steps[position + 1 :]:
+        if step.kind != "message" or step.role == "assistant" or step.agent:
+            break
+        if step.role != "system" and step.content.strip():
+            said.append(step.content)
+    return "\n".join(said)
 
 
 def _next_result(steps: list[Step], position: int) -> Step | None:
@@ -138,8 +176,9 @@ def _task_of(store: Store, episode: Episode, cache: dict[str, Task | None]) -> T
 
 
 def lexicon_for(case: FailureCase) -> Lexicon:
-    """How the world of a failure case reads its actions and observations."""
-    return lexicon_of(case.environment)
+    """How the world of a failure case reads its actions and observations (an imported log:
+    with no world's phrases, see :func:`~workbench.envs.registry.world_lexicon`)."""
+    return world_lexicon(case.environment)
 
 
 @dataclass(frozen=True)
@@ -164,11 +203,28 @@ class CausalFinding:
     """Whether that success is of the very same task (strong contrast) or only its family."""
     reference: bool = False
     """Whether the contrast is the task's reference (its expected actions), not an episode."""
+    agent: str = ""
+    """The agent that took the causal step, in a log of several agents."""
+    signal: str = ""
+    """For an imported log: the evidence that weighed most at the step (a feature of
+    :mod:`workbench.analyze.scoring`, e.g. ``refusal`` or ``blamed_for_error``)."""
 
 
 def trigger_of(finding: CausalFinding, instruction: str, lexicon: Lexicon | None = None) -> str:
     """The observable condition at the causal step: the action's shape and what came back
     (both read through the episode world's ``lexicon``)."""
+    if finding.evidence == "end" and not finding.failed_action:
+        return "stopped | no error"
+    if finding.signal:
+        action = (
+            REPLY
+            if is_reply(finding.failed_action)
+            else shape(finding.failed_action, instruction, lexicon) or "stopped"
+        )
+        said = step_signal(finding.failed_action, finding.observation, lexicon)
+        if finding.signal != "own_error" or said is None:
+            said = TRIGGER_WORDS.get(finding.signal, finding.signal.replace("_", " "))
+        return f"{action} | {said}"
     if finding.evidence == "end":
         return "stopped | no error"
     signal = step_signal(finding.failed_action, finding.observation, lexicon) or (
@@ -191,7 +247,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         instruction=instruction,
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
         score=episode.outcome.score,
-        steps=_with_fatal_end(_case_steps(store, episode), episode.outcome.score),
+        steps=_with_fatal_end(_case_steps(store, episode, instruction), episode.outcome.score),
     )
     contrast = contrast_of_task(store, episode)
     reference = reference_actions(task)
@@ -207,12 +263,13 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
     contrast = contrast or contrast_of_family(store, episode)
     if contrast is None:
         return base
+    other = _instruction_of(store, contrast)
     return base.model_copy(
         update={
             "contrast_id": contrast.id,
             "contrast_same_task": contrast.task_id == episode.task_id,
-            "contrast_instruction": _instruction_of(store, contrast),
-            "contrast_steps": _case_steps(store, contrast),
+            "contrast_instruction": other,
+            "contrast_steps": _case_steps(store, contrast, other),
         }
     )
 
@@ -230,7 +287,7 @@ def reference_actions(task: Task | None) -> list[str]:
     return [a if isinstance(a, str) else str(a) for a in found if a]
 
 
-def _case_steps(store: Store, episode: Episode) -> list[CaseStep]:
+def _case_steps(store: Store, episode: Episode, instruction: str) -> list[CaseStep]:
     return [
         CaseStep(
             index=s.index,
@@ -239,7 +296,7 @@ def _case_steps(store: Store, episode: Episode) -> list[CaseStep]:
             reward=s.reward,
             agent=s.agent,
         )
-        for s in agent_steps(store.steps(episode.id))
+        for s in agent_steps(store.steps(episode.id), instruction)
     ]
 
 
@@ -259,10 +316,14 @@ def find_cause(
 
 
 def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
-    """Locate the earliest causal step from a failure case alone (no further reads)."""
+    """Locate the earliest causal step from a failure case alone (no further reads): in an
+    episode of an installed world by its errors and its divergence from a success; in an
+    imported log by the evidence any log offers (:func:`locate_in_log`)."""
+    lexicon = lexicon_for(case)
+    if lexicon is PHRASE_FREE:
+        return locate_in_log(case, benign)
     steps = case.steps
     last = steps[-1].index if steps else 0
-    lexicon = lexicon_for(case)
     steps = _with_fatal_end(steps, case.score)
     error = next((s.index for s in steps if _harmful(s, case.instruction, benign, lexicon)), None)
     success_actions = [(s.index, s.action) for s in case.contrast_steps if not is_reply(s.action)]
@@ -298,6 +359,70 @@ def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
         same_task=case.contrast_same_task,
         reference=case.contrast_reference,
     )
+
+
+_EVIDENCE: dict[str, Evidence] = {
+    "critical": "error",
+    "own_error": "error",
+    "blamed_for_error": "error",
+    "change_deviation": "divergence",
+    "later_deviation": "divergence",
+    "missing_change_here": "divergence",
+}
+"""What kind of evidence each feature of an imported log's step is (any other: a decision)."""
+
+
+def locate_in_log(
+    case: FailureCase,
+    benign: set[tuple[str, str]],
+    weights: dict[str, float] | None = None,
+    at: int | None = None,
+) -> CausalFinding:
+    """The causal step of an imported log: the agent step the evidence any log offers
+    weighs most (:mod:`workbench.analyze.scoring`, hand-set ``weights`` by default), or the
+    step at position ``at`` of ``case.steps`` (a person's or a learned scorer's choice),
+    explained by the same evidence."""
+    if not case.steps:
+        return CausalFinding(0, "end", "", "", "", None, case.contrast_id, False)
+    weights = weights or HEURISTIC_WEIGHTS
+    rows = case_features(case, lambda step, error: _is_benign(step, error, case, benign))
+    position = best_step(rows, weights) if at is None else at
+    step = case.steps[position]
+    signal = top_feature(rows[position], HEURISTIC_WEIGHTS)
+    script = check_script(case, read_steps(case.steps)) if signal in _DIVERGING else None
+    change = script.expected if script else ""
+    return CausalFinding(
+        step=step.index,
+        evidence=_EVIDENCE.get(signal, "decision") if signal else "end",
+        failed_action=step.action,
+        observation=step.observation,
+        change=change,
+        change_step=None,
+        contrast_id=case.contrast_id,
+        same_task=case.contrast_same_task,
+        reference=case.contrast_reference,
+        agent=step.agent,
+        signal=signal,
+    )
+
+
+TRIGGER_WORDS = {
+    "blamed_for_error": "caused a later error",
+    "change_deviation": "unexpected change",
+    "later_deviation": "unexpected change",
+    "missing_change_here": "change never made",
+    "pushback_after": "pushed back",
+    "unbacked_claim": "claim without a change",
+    "answer_source": "answer stated",
+}
+"""How a trigger names the evidence at an imported log's causal step (others: the
+feature's name in words)."""
+
+_DIVERGING = frozenset(k for k, v in _EVIDENCE.items() if v == "divergence")
+
+
+def _is_benign(step: CaseStep, error: str, case: FailureCase, benign: set[tuple[str, str]]) -> bool:
+    return (error_key(step.action, case.instruction), error) in benign
 
 
 def _counterpart(

@@ -13,7 +13,7 @@ from workbench.analyze.causes import (
 )
 from workbench.compare import shape
 
-CONFIDENCE = {"divergence": 0.8, "error": 0.7, "end": 0.35}
+CONFIDENCE = {"divergence": 0.8, "error": 0.7, "decision": 0.6, "end": 0.35}
 """How sure the heuristic is, by what located the cause (lower without a contrast)."""
 
 
@@ -49,6 +49,7 @@ class HeuristicAnalyst:
             rationale=_rationale(finding),
             citations=sorted({step, last}),
             contrast_citations=[finding.change_step] if finding.change_step is not None else [],
+            agent=finding.agent,
         )
 
 
@@ -74,12 +75,41 @@ def _rationale(finding: CausalFinding) -> str:
         if not finding.contrast_id
         else ""
     )
+    if finding.signal:
+        return _log_rationale(finding) + contrast
     located = {
         "error": f"Step {finding.step}: '{finding.failed_action}' met '{finding.observation[:120]}', an error no successful run of this family recovered from.",
         "divergence": f"Step {finding.step} is where this run first parts from a successful run of the same task.",
+        "decision": f"Step {finding.step} is the agent's decision the failure follows from.",
         "end": "No error signal and no same-task divergence: the run ended without completing the task.",
     }[finding.evidence]
     return located + contrast
+
+
+SIGNAL_WORDS = {
+    "critical": "its reward marks a critical failure",
+    "change_deviation": "it is the first state change the task's script does not have (or has with other arguments)",
+    "missing_change_here": "a state change the task needs and the run never made was due here; the agent decided otherwise",
+    "later_deviation": "it is a state change the task's script does not have",
+    "own_error": "what came back reports an error that no later step got past",
+    "blamed_for_error": "a later step's error traces back to it (it wrote or sent what failed)",
+    "pushback_after": "the answer to it pushed back",
+    "refusal": "the agent refused or gave up here",
+    "transfer": "the agent handed the task off here",
+    "unbacked_claim": "the agent claimed a change no call had made",
+    "answer_source": "it first stated the answer the run ended with",
+    "claim": "the agent claimed a change here",
+    "code": "the agent wrote code here",
+    "first": "it is the agent's first step",
+    "last": "it is the run's last step",
+}
+"""Why an imported log's step was chosen, by the feature that weighed most."""
+
+
+def _log_rationale(finding: CausalFinding) -> str:
+    who = f" ({finding.agent})" if finding.agent else ""
+    why = SIGNAL_WORDS.get(finding.signal, finding.signal.replace("_", " "))
+    return f"Step {finding.step}{who}: {why}."
 
 
 def _reference_rationale(finding: CausalFinding) -> str:

@@ -184,6 +184,18 @@ PLAIN = Lexicon()
 """The reading used for worlds that register no lexicon (and for imported logs)."""
 
 
+class PhraseFree(Lexicon):
+    """The plain reading without its error phrases: how the analyzer reads a log of no
+    installed world, where a text-game phrase (``cannot``, ``first.``) inside an agent's
+    free text is no error (signals that hold for any log are read instead)."""
+
+    def error(self, observation: str) -> str | None:
+        return None
+
+
+PHRASE_FREE = PhraseFree()
+
+
 @dataclass(frozen=True)
 class MistakeMode:
     """One mistake a scripted agent can make in a world: a name recorded as ground truth,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache, cached_property
 
 from workbench.envs.base import Environment, EnvironmentPlugin, EnvOptions
-from workbench.envs.lexicon import PLAIN, ActionRole, Lexicon, Role, Scene
+from workbench.envs.lexicon import PHRASE_FREE, PLAIN, ActionRole, Lexicon, Role, Scene
 from workbench.plugins import PluginError, Plugins, UnknownPlugin
 
 ENVIRONMENTS = Plugins("workbench.environments", "environment")
@@ -89,6 +89,17 @@ def lexicon_of(name: str) -> Lexicon:
         return environment_plugin(name).lexicon
     except PluginError:  # UnknownPlugin is one
         return INSTALLED
+
+
+def world_lexicon(name: str) -> Lexicon:
+    """How the analyzer reads an episode's texts: its world's lexicon when ``name`` is an
+    installed world, else the plain reading with no world's error phrases
+    (:data:`~workbench.envs.lexicon.PHRASE_FREE`): imported logs are read for what any log
+    says, never for one world's vocabulary."""
+    try:
+        return environment_plugin(name).lexicon
+    except PluginError:
+        return PHRASE_FREE
 
 
 @cache

@@ -1,0 +1,376 @@
+"""Which step of an imported log is the cause: every agent step scored on evidence any log has.
+
+Each agent step of a failure case gets a vector of features (:data:`FEATURES`), read by
+:mod:`workbench.analyze.reading` and from the case's contrast:
+
+- **the partial script**: the task's expected actions (or a success of the same task) are
+  compared on the *state-changing* calls and their arguments only; reads the reference does
+  not list are allowed. The first extra or wrongly-argued state change is a deviation; a
+  state change the reference has and the run never made is due at the first decision the
+  run took instead (a refusal, a transfer, a claim, a final answer) or at its end;
+- **errors**, those a later step of the same kind got past left out (recovered), and the
+  blame **traced back**: a run's error is charged to the step that wrote the code it ran,
+  an executor's printout to the agent whose code it executed;
+- the agent's **text decisions** (refusal, transfer, a change claimed with no call behind
+  it, a final answer) and the **push-back** that followed a step;
+- the final answer **traced back** to the first step that stated it (the claim later steps
+  relied on);
+- position (first or last agent step) and whether the step only relays another agent's
+  output (never blamed).
+
+The offline analyst weighs them by hand (:data:`HEURISTIC_WEIGHTS`); the scorer learned from
+people's spans (:mod:`workbench.analyze.learned`) fits weights to the same vectors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from workbench.analyze.analyst import FailureCase
+from workbench.analyze.reading import StepReading, effect_of, name_words, read_steps
+from workbench.compare import is_reply, tool_call
+from workbench.llm.steps import CaseStep
+
+FEATURES = (
+    "critical",
+    "change_deviation",
+    "later_deviation",
+    "missing_change_here",
+    "own_error",
+    "recovered_error",
+    "blamed_for_error",
+    "pushback_after",
+    "refusal",
+    "transfer",
+    "unbacked_claim",
+    "claim",
+    "confirm",
+    "answer",
+    "answer_source",
+    "question",
+    "effect_change",
+    "effect_read",
+    "effect_run",
+    "reply",
+    "code",
+    "relay",
+    "first",
+    "last",
+    "position",
+    "agent_first_turn",
+)
+"""What each step is scored on (all in [0, 1])."""
+
+HEURISTIC_WEIGHTS: dict[str, float] = {
+    "critical": 10.0,
+    "change_deviation": 5.0,
+    "missing_change_here": 4.0,
+    "blamed_for_error": 4.0,
+    "own_error": 3.0,
+    "pushback_after": 2.0,
+    "refusal": 2.0,
+    "transfer": 2.0,
+    "unbacked_claim": 2.0,
+    "answer_source": 1.5,
+    "later_deviation": 0.5,
+    "claim": 0.5,
+    "code": 0.25,
+    "first": 0.3,
+    "last": 0.2,
+    "relay": -10.0,
+}
+"""How much each feature weighs for the offline analyst (the highest score wins; ties go to
+the earlier step). Set by reading failures, not fitted to any labelled set."""
+
+
+@dataclass(frozen=True)
+class ScriptCheck:
+    """What the partial script says about the run (empty when there is none)."""
+
+    deviation: int | None = None
+    """The first state change the reference does not have, or has with other arguments."""
+    expected: str = ""
+    """The reference's change at the deviation (or the missing one), if any."""
+    later: frozenset[int] = frozenset()
+    missing_at: int | None = None
+    """Where a state change the reference has and the run never made was due."""
+
+
+def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) -> list[list[float]]:
+    """One feature vector (in :data:`FEATURES` order) per step of ``case.steps``.
+
+    Args:
+        case: the failure.
+        benign: whether an error a step met is one successes of its family survive
+            (``benign(step, error)``).
+    """
+    steps = case.steps
+    readings = read_steps(steps)
+    script = check_script(case, readings)
+    blamed = _blame_traced(steps, readings, benign)
+    recovered = _recovered(steps, readings)
+    source = _answer_source(steps, readings)
+    seen_agents: set[str] = set()
+    rows = []
+    n = len(steps)
+    for position, (step, reading) in enumerate(zip(steps, readings, strict=True)):
+        first_turn = bool(reading.agent) and reading.agent not in seen_agents
+        seen_agents.add(reading.agent)
+        error = reading.error is not None and not benign(step, reading.error)
+        values = {
+            "critical": step.reward is not None and step.reward <= -50,
+            "change_deviation": script.deviation == step.index,
+            "later_deviation": step.index in script.later,
+            "missing_change_here": script.missing_at == step.index,
+            "own_error": error and position not in recovered,
+            "recovered_error": error and position in recovered,
+            "blamed_for_error": position in blamed,
+            "pushback_after": reading.pushback,
+            "refusal": reading.decision == "refusal",
+            "transfer": reading.decision == "transfer" or _is_transfer_call(step.action),
+            "unbacked_claim": reading.decision == "claim"
+            and not _changed_before(readings, position),
+            "claim": reading.decision == "claim",
+            "confirm": reading.decision == "confirm",
+            "answer": reading.decision == "answer",
+            "answer_source": position == source,
+            "question": reading.decision == "question",
+            "effect_change": reading.effect == "change",
+            "effect_read": reading.effect == "read",
+            "effect_run": reading.effect == "run",
+            "reply": reading.effect == "reply",
+            "code": reading.code,
+            "relay": reading.relay,
+            "first": position == _first_actor(readings),
+            "last": position == n - 1,
+            "position": position / max(1, n - 1),
+            "agent_first_turn": first_turn,
+        }
+        rows.append([float(values[name]) for name in FEATURES])
+    return rows
+
+
+def best_step(rows: Sequence[Sequence[float]], weights: dict[str, float]) -> int:
+    """The position of the highest-scoring row (the earliest among equals)."""
+    scores = [
+        sum(weights.get(n, 0.0) * v for n, v in zip(FEATURES, row, strict=True)) for row in rows
+    ]
+    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+
+
+def top_feature(row: Sequence[float], weights: dict[str, float]) -> str:
+    """The feature that weighs most in a row's score (``""`` when none weighs anything)."""
+    scored = [(weights.get(n, 0.0) * v, n) for n, v in zip(FEATURES, row, strict=True) if v]
+    best = max(scored, default=(0.0, ""))
+    return best[1] if best[0] > 0 else ""
+
+
+def check_script(case: FailureCase, readings: Sequence[StepReading]) -> ScriptCheck:
+    """The run's state changes against its reference (or a same-task success), as a partial
+    script: unlisted reads allowed, state changes and their arguments compared."""
+    if not (case.contrast_reference or (case.contrast_id and case.contrast_same_task)):
+        return ScriptCheck()
+    expected = [s.action for s in case.contrast_steps if effect_of(s.action) == "change"]
+    if not expected:
+        return ScriptCheck()
+    left = [_call_key(a) for a in expected]
+    deviation, at_deviation, later = None, "", set()
+    matched_last = -1
+    for position, (step, reading) in enumerate(zip(case.steps, readings, strict=True)):
+        if reading.effect != "change" or tool_call(step.action) is None:
+            continue
+        key = _call_key(step.action)
+        if key in left:
+            left.remove(key)
+            matched_last = position
+            continue
+        if deviation is None:
+            deviation = step.index
+            name = key.split("(", 1)[0]
+            at_deviation = next(
+                (
+                    a
+                    for a, k in zip(expected, map(_call_key, expected), strict=True)
+                    if k.startswith(name + "(")
+                ),
+                "",
+            )
+        else:
+            later.add(step.index)
+    missing_at = None
+    if left:
+        missing_at = _due_at(case.steps, readings, matched_last)
+    return ScriptCheck(
+        deviation=deviation,
+        expected=at_deviation
+        or (next((a for a in expected if _call_key(a) in left), "") if left else ""),
+        later=frozenset(later),
+        missing_at=missing_at,
+    )
+
+
+def _call_key(action: str) -> str:
+    """A call compared by name and arguments (keys sorted, strings case-folded)."""
+    call = tool_call(action)
+    if call is None:
+        return " ".join(action.lower().split())
+    name, arguments = call
+    return f"{name}({json.dumps(_folded(arguments), sort_keys=True)})"
+
+
+def _folded(value: object) -> object:
+    if isinstance(value, str):
+        return " ".join(value.lower().split())
+    if isinstance(value, dict):
+        return {k: _folded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_folded(v) for v in value]
+    return value
+
+
+def _due_at(steps: Sequence[CaseStep], readings: Sequence[StepReading], after: int) -> int:
+    """Where a missing state change was due: the first decision after position ``after``
+    that took the run elsewhere (a refusal, a transfer, a claim, an answer), else the run's
+    last agent step."""
+    for position in range(after + 1, len(steps)):
+        reading = readings[position]
+        if reading.decision in {"refusal", "transfer", "claim", "answer"} or _is_transfer_call(
+            steps[position].action
+        ):
+            return steps[position].index
+    return steps[-1].index
+
+
+def _is_transfer_call(action: str) -> bool:
+    call = tool_call(action)
+    if call is None or is_reply(action):
+        return False
+    return bool({"transfer", "escalate", "handoff"} & set(name_words(call[0])))
+
+
+def _changed_before(readings: Sequence[StepReading], position: int) -> bool:
+    return any(r.effect == "change" for r in readings[:position])
+
+
+def _first_actor(readings: Sequence[StepReading]) -> int:
+    return next((i for i, r in enumerate(readings) if not r.relay), 0)
+
+
+def _recovered(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> set[int]:
+    """Positions of errors a later step of the same kind got past (the same tool, or a run
+    of the same program, answered without an error)."""
+    kinds = [_kind(s.action) for s in steps]
+    recovered = set()
+    for position, reading in enumerate(readings):
+        if reading.error is None:
+            continue
+        if any(
+            kinds[later] == kinds[position] and readings[later].error is None
+            for later in range(position + 1, len(steps))
+        ):
+            recovered.add(position)
+    return recovered
+
+
+def _kind(action: str) -> str:
+    call = tool_call(action)
+    if call is None:
+        return " ".join(action.split()[:2]).lower()
+    name, arguments = call
+    command = arguments.get("command") or arguments.get("cmd")
+    if isinstance(command, str):
+        return f"{name}:{' '.join(command.split()[:2])}"
+    return name
+
+
+def _blame_traced(
+    steps: Sequence[CaseStep],
+    readings: Sequence[StepReading],
+    benign: Callable[[CaseStep, str], bool],
+) -> set[int]:
+    """Positions of steps charged with a later error: the code a run executed (the last step
+    that wrote code or changed state before it), the message an executor's printout answers
+    (the last step of another agent before it)."""
+    blamed = set()
+    for position, reading in enumerate(readings):
+        error = reading.error
+        if reading.relay and reading.effect == "reply":
+            error = error or _printed_error(steps[position])
+        if error is None or benign(steps[position], error):
+            continue
+        if reading.relay:
+            producer = next(
+                (
+                    p
+                    for p in range(position - 1, -1, -1)
+                    if readings[p].agent != reading.agent and not readings[p].relay
+                ),
+                None,
+            )
+        elif reading.effect == "run":
+            producer = next(
+                (
+                    p
+                    for p in range(position - 1, -1, -1)
+                    if readings[p].code or readings[p].effect == "change"
+                ),
+                None,
+            )
+        else:
+            producer = None
+        if producer is not None:
+            blamed.add(producer)
+    return blamed
+
+
+def _printed_error(step: CaseStep) -> str | None:
+    from workbench.analyze.signals import generic_error
+
+    call = tool_call(step.action)
+    text = str(call[1].get("text", "")) if call else ""
+    return generic_error(text)
+
+
+_ANSWER_VALUE = re.compile(
+    r"\\boxed\{([^{}]{1,80})\}|(?:final answer(?: is)?|the answer is|answer:)\s*[:\-]?\s*([^\n]{1,80})",
+    re.I,
+)
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
+
+
+def _answer_source(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> int | None:
+    """The position of the first step that stated the run's final answer (the claim later
+    steps relied on): the value the last answer states (after ``final answer``, in a
+    ``\\boxed{}``, else its numbers), first found in an earlier step not relayed."""
+    texts = [_reply_text(s.action) for s in steps]
+    answers = [i for i, r in enumerate(readings) if r.decision == "answer"]
+    if not answers:
+        return None
+    last = texts[answers[-1]]
+    found = _ANSWER_VALUE.search(last)
+    value = next((g for g in found.groups() if g), "") if found else ""
+    value = value.strip().rstrip(".").strip(" *`'\"").lower()
+    tokens = [value] if value else _NUMBER.findall(last)
+    if not tokens:
+        return answers[0]
+    patterns = [re.compile(r"(?<![\w.])" + re.escape(t) + r"(?![\w])", re.I) for t in tokens]
+    return next(
+        (
+            i
+            for i, text in enumerate(texts)
+            if not readings[i].relay and all(p.search(text) for p in patterns)
+        ),
+        answers[-1],
+    )
+
+
+def _reply_text(action: str) -> str:
+    call = tool_call(action)
+    if call is None:
+        return action
+    if is_reply(action):
+        return str(call[1].get("text", ""))
+    return json.dumps(call[1], ensure_ascii=False)
