@@ -301,6 +301,27 @@ FILES: tuple[RealFile, ...] = (
         ),
     ),
     RealFile(
+        path="codex/rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl",
+        format="codex",
+        steps_rule="one step per response item (tool calls with their outputs; reasoning with "
+        "no summary is no step); the prompts, which only event_msg user_message lines hold "
+        "here, a user step each where they were typed",
+        episodes=(
+            EpisodeExpect(
+                outcome=None,  # a Codex rollout states no outcome
+                # prompt, 11 exec_command calls and their 11 outputs, the summary of action
+                # items, the second prompt, the reply to it
+                steps=26,
+                instruction="analyze trascript and summarzie action items related to codemie",
+                calls=(
+                    Call("exec_command", "using-superpowers/SKILL.md"),
+                    Call("exec_command", "sed -n '8640,8785p'"),
+                ),
+                roles=("user", "assistant", "tool"),
+            ),
+        ),
+    ),
+    RealFile(
         path="agentbench/Jan17v1/gpt-4o/medagentbench-std/runs.jsonl",
         format="agentbench",
         steps_rule=AGENTBENCH_RULE,

@@ -97,6 +97,55 @@ def test_failed_outputs_and_thoughts_without_calls(tmp_path, store):
     assert (steps[3].kind, steps[3].thought) == ("thought", "Give up")
 
 
+def test_prompts_only_in_user_message_events_are_the_users_steps(tmp_path, store):
+    """A rollout whose prompts are only ``event_msg`` ``user_message`` lines (as the Codex
+    Desktop file in ``tests/data/real/codex/`` has them) keeps them: each a user step where
+    it was typed, the first the task's instruction."""
+
+    def item(payload):
+        return {"timestamp": "2026-05-11T10:29:40Z", "type": "response_item", "payload": payload}
+
+    def typed(text):
+        payload = {"type": "user_message", "message": text, "images": []}
+        return {"timestamp": "2026-05-11T10:29:40Z", "type": "event_msg", "payload": payload}
+
+    def said(text):
+        return item(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text}],
+            }
+        )
+
+    path = write_jsonl(
+        tmp_path / "rollout-desktop.jsonl",
+        [
+            {"timestamp": "t", "type": "session_meta", "payload": {"id": "d", "originator": "Codex Desktop"}},
+            typed("Summarise the notes."),
+            item({"type": "function_call", "name": "exec_command", "arguments": '{"cmd": "cat notes"}', "call_id": "c"}),
+            item({"type": "function_call_output", "call_id": "c", "output": "a, b"}),
+            said("Two notes: a and b."),
+            typed("Only a, please."),
+            said("a."),
+        ],
+    )  # fmt: skip
+    import_paths(store, [path])
+    episode = only_episode(store)
+    assert store.task(episode.task_id).instruction == "Summarise the notes."
+    steps = store.steps(episode.id)
+    assert [(s.kind, s.role) for s in steps] == [
+        ("message", "user"),
+        ("tool_call", "assistant"),
+        ("tool_result", "tool"),
+        ("message", "assistant"),
+        ("message", "user"),
+        ("message", "assistant"),
+    ]
+    assert (steps[0].content, steps[4].content) == ("Summarise the notes.", "Only a, please.")
+    assert steps[4].raw["type"] == "user_message"
+
+
 def test_importing_twice_adds_nothing(store, codex_dir):
     paths = [codex_dir / ROLLOUT, codex_dir / LEGACY]
     assert_reimport_adds_nothing(store, paths, "codex", episodes=2)

@@ -15,14 +15,17 @@ in ``codex-rs/protocol``), ``type`` being one of:
   ``local_shell_call`` (``action.command``) and ``web_search_call`` (``action``);
 - ``turn_context``: the turn's ``cwd``, ``model``, ``effort``, policies;
 - ``event_msg``: UI events (``user_message``, ``agent_message``, ``token_count``, …) that
-  repeat the conversation; only ``token_count``'s running ``total_token_usage`` is read;
+  repeat the conversation; ``token_count``'s running ``total_token_usage`` is read, and
+  ``user_message`` only in a rollout that records no user ``message`` item at all (the Codex
+  Desktop file in ``tests/data/real/codex/``): there its ``message`` is the prompt;
 - ``compacted`` and anything newer: skipped.
 
 Rollouts written before the ``payload`` wrapper (2025 versions up to 0.3x) are read too: a
 first line with the session's ``id`` and ``timestamp``, then bare response items (and
 ``{"record_type": "state"}`` lines, skipped).
 
-**Steps.** A rollout is one episode. User text is a user ``message`` (Codex's own
+**Steps.** A rollout is one episode. User text is a user ``message`` (or, where the rollout
+has none, a ``user_message`` event, placed where it was typed; Codex's own
 ``<environment_context>``/``<user_instructions>`` blocks and developer messages are
 ``system`` steps); a call is a ``tool_call`` step whose action is the tool name and its
 arguments as indented JSON (``shell({"command": ["bash", "-lc", "pytest"]})``) with the
@@ -114,6 +117,12 @@ class _Rollout:
         self.held_text: list[str] = []
         self.tool_names: dict[str, str] = {}
         self.instruction = ""
+        self.prompted = False
+        """Whether a user ``message`` item held a prompt (then ``user_message`` events are
+        repeats of it)."""
+        self.typed: list[tuple[int, dict[str, Any]]] = []
+        """Prompts read from ``user_message`` events, each with the number of steps before
+        it; kept only if no user ``message`` item turns up."""
         self.first_stamp: Any = None
         self.last_stamp: Any = None
         """Times of the first and the last line with a readable timestamp."""
@@ -157,6 +166,19 @@ class _Rollout:
             self.context = {**self.context, **payload}
         elif kind == "event_msg" and payload.get("type") == "token_count":
             self._token_count(payload)
+        elif kind == "event_msg" and payload.get("type") == "user_message":
+            self._typed(payload, line.get("timestamp"))
+
+    def _typed(self, payload: dict[str, Any], timestamp: Any) -> None:
+        """A prompt as the UI recorded it, kept aside in case no user item repeats it."""
+        text = as_text(payload.get("message"))
+        if self.prompted or not text.strip():
+            return
+        self._flush()  # (a reply held back came before the prompt)
+        step = {"kind": "message", "role": "user", "content": text}
+        self.typed.append(
+            (len(self.fields), step | {"timestamp": iso_time(timestamp), "raw": payload})
+        )
 
     def _token_count(self, payload: dict[str, Any]) -> None:
         info = payload.get("info")
@@ -193,7 +215,7 @@ class _Rollout:
         if role != "user" or text.lstrip().startswith(_CONTEXT_TAGS):
             self._add({"kind": "system", "role": "system", "content": text})
             return
-        self.instruction = self.instruction or text
+        self.instruction, self.prompted = self.instruction or text, True
         self._add({"kind": "message", "role": "user", "content": text})
 
     def _reasoning(self, number: int, at: str, item: dict[str, Any]) -> None:
@@ -293,6 +315,8 @@ class _Rollout:
     def episode(self) -> ParsedEpisode:
         """The rollout as one episode; raises when it holds no conversation at all."""
         self._flush()
+        if not self.prompted:
+            self._place_typed()
         if not self.fields:
             raise self.ctx.error("", "", "no conversation items (not a Codex session rollout)")
         where = "session"
@@ -318,6 +342,14 @@ class _Rollout:
             metadata=self._metadata(),
         )
         return ParsedEpisode(task=task, episode=episode, steps=steps)
+
+    def _place_typed(self) -> None:
+        """Prompts only the ``user_message`` events hold, each put back where it was typed;
+        the first is the instruction."""
+        for before, step in reversed(self.typed):
+            self.fields.insert(before, step)
+        if self.typed:
+            self.instruction = self.instruction or self.typed[0][1]["content"]
 
     def _last_stamp(self) -> Any:
         """The time of the last line with a readable timestamp."""
