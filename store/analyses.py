@@ -57,9 +57,16 @@ class AnalysisTables:
     # -- analyses -------------------------------------------------------------------------------
 
     def add_analysis(self, analysis: Analysis, span: Span | None = None) -> Analysis:
-        """Store an analysis and, with it in one transaction, its analyzer-authored span."""
+        """Store an analysis and, with it in one transaction, its analyzer-authored span
+        (without one, the analysis keeps the ``span_id`` it names, e.g. a person's span).
+        An analysis the run already has of the episode is replaced; the span it wrote stays,
+        as the record of what was proposed."""
         with self.transaction():
-            span_id = self._insert_span(span) if span is not None else None
+            self.conn.execute(
+                "DELETE FROM analyses WHERE run_id = ? AND episode_id = ?",
+                (analysis.run_id, analysis.episode_id),
+            )
+            span_id = self._insert_span(span) if span is not None else analysis.span_id
             row = to_row(analysis.model_copy(update={"span_id": span_id}))
             del row["id"]
             return analysis.model_copy(

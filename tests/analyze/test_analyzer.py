@@ -95,7 +95,7 @@ def test_agreement_between_human_and_analyzer_spans(runs):
     runs.add_span(Span(episode_id="door-1", start=1, end=1, kind="causal"))
     runs.add_span(Span(episode_id="door-2", start=2, end=2, kind="causal"))
     [overall, boil] = agreement(runs)
-    assert (overall.key, overall.episodes, boil.key) == ("all", 2, "boil")
+    assert (overall.key, overall.episodes, boil.key) == ("all", 2, "family boil")
     assert overall.exact == 0.5 and overall.within_one == 1.0
     assert iou(
         Span(episode_id="e", start=0, end=3, kind="note"),

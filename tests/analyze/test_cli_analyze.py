@@ -27,11 +27,15 @@ def test_analyze_then_clusters_then_agreement(db_path):
     assert "go to <X> | is not open" in listing and "supported" in listing
     shown = invoke(db_path, "clusters", "--show", "1").output
     assert "door steps 1..1" in shown and "[proposed]" in shown and "ok" in shown
-    assert "no episode has both" in invoke(db_path, "analyze", "--agreement").output
+    assert "no failure in scope has a causal span by a human" in (
+        invoke(db_path, "analyze", "--agreement").output
+    )
     with Store(db_path) as store:
         store.add_span(Span(episode_id="door", start=1, end=1, kind="causal"))
     agreement = invoke(db_path, "analyze", "--agreement").output
-    assert "all" in agreement and "100%" in agreement
+    assert "scope: all episodes" in agreement
+    for method in ("heuristic", "first step", "last step", "random"):
+        assert f"method:   {method}\n" in agreement or f" {method} " in agreement
 
 
 def test_clusters_without_a_run_and_unknown_cluster(db_path):

@@ -1,59 +1,280 @@
-"""Agreement between analyzer and human causal spans."""
+"""Agreement between the causal spans an analyzer proposes and those people mark, with the
+trivial baselines beside it.
+
+For every failure with a person's causal span (the earliest one, of one labeller if named),
+each method's step is compared with the person's: the latest causal span of each analyzer
+(``analyzer:<name>``), optionally the scorer learned from the *other* labelled failures
+(k-fold cross-validated, :mod:`workbench.analyze.learned`), and three baselines — the first
+agent step, the last step, and a step drawn uniformly at random (its expected value, not a
+draw). Scores: exact start, start within ±1 and ±3 steps, mean IoU of the step ranges, and,
+for logs of several agents, how often the method's step was taken by the agent the person
+holds responsible.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from store import EpisodeFilter, Span, Store
+from store import Episode, EpisodeFilter, Span, Store
+from workbench.llm.steps import CaseStep
 from workbench.spans_io import by_author, is_human
+
+BASELINES = ("first step", "last step", "random")
+"""The trivial methods every agreement figure is printed beside."""
 
 
 @dataclass(frozen=True)
 class Agreement:
-    """How well analyzer causal spans match human ones over a group of episodes."""
+    """How well one method's causal steps match people's over a group of failures."""
 
     key: str
-    """``all`` or a family."""
+    """The group: ``all``, ``batch <name>`` or ``family <name>``."""
     episodes: int
-    """Episodes that have both a human and an analyzer causal span."""
+    """Failures with both a person's causal span and one of this method."""
     exact: float
     """Share whose span starts on the same step."""
     within_one: float
     """Share whose starts are at most one step apart."""
     iou: float
     """Mean overlap (intersection over union of the step ranges)."""
+    method: str = "analyzer"
+    """``analyzer:<name>``, ``learned (k-fold)`` or a baseline of :data:`BASELINES`."""
+    within_three: float = 0.0
+    """Share whose starts are at most three steps apart."""
+    agent: float | None = None
+    """Share (of the failures of several agents) whose step was taken by the agent the
+    person holds responsible; ``None`` when no failure of the group has several agents."""
+    agent_episodes: int = 0
+    """Failures of several agents counted in :attr:`agent`."""
 
 
 def iou(a: Span, b: Span) -> float:
     """Intersection over union of two inclusive step ranges."""
-    inter = max(0, min(a.end, b.end) - max(a.start, b.start) + 1)
-    union = (a.end - a.start + 1) + (b.end - b.start + 1) - inter
+    return _iou(a.start, a.end, b.start, b.end)
+
+
+def _iou(a0: int, a1: int, b0: int, b1: int) -> float:
+    inter = max(0, min(a1, b1) - max(a0, b0) + 1)
+    union = (a1 - a0 + 1) + (b1 - b0 + 1) - inter
     return inter / union
 
 
-def agreement(
+@dataclass(frozen=True)
+class Labelled:
+    """One failure a person marked, with what the methods are compared on."""
+
+    episode: Episode
+    human: Span
+    steps: list[CaseStep]
+    """The episode's agent steps (index and agent)."""
+    machine: dict[str, Span]
+    """The latest causal span of each analyzer, by author."""
+
+    @property
+    def agents(self) -> bool:
+        """Whether the log names several agents."""
+        return len({s.agent for s in self.steps if s.agent}) > 1
+
+    def agent_at(self, index: int) -> str:
+        """The agent of the agent step at or before stored step ``index``."""
+        before = [s for s in self.steps if s.index <= index]
+        return (before[-1] if before else self.steps[0]).agent if self.steps else ""
+
+
+@dataclass(frozen=True)
+class Score:
+    """One method's agreement on one failure (expected values for the random baseline)."""
+
+    exact: float
+    within_one: float
+    within_three: float
+    iou: float
+    agent: float | None
+
+
+def labelled_failures(
     store: Store, where: EpisodeFilter | None = None, author: str | None = None
+) -> Iterator[Labelled]:
+    """Episodes ``where`` selects that carry a person's causal span (of ``author`` when
+    named: a name as given in a label file, ``human`` or ``human:<name>``)."""
+    from workbench.analyze.causes import agent_steps
+
+    for episode in store.iter_episodes(where or EpisodeFilter()):
+        causal = [s for s in store.spans(episode.id) if s.kind == "causal"]
+        human = [s for s in causal if _labelled_by(s.author, author)]
+        if not human:
+            continue
+        machine: dict[str, Span] = {}
+        for span in sorted(causal, key=lambda s: s.id or 0):
+            if span.author.startswith("analyzer:"):
+                machine[span.author] = span  # the latest of each analyzer
+        task = store.task(episode.task_id)
+        steps = [
+            CaseStep(index=s.index, agent=s.agent)
+            for s in agent_steps(store.steps(episode.id), task.instruction if task else "")
+        ]
+        yield Labelled(episode, human[0], steps, machine)
+
+
+def score(item: Labelled, start: int, end: int | None = None) -> Score:
+    """How a method that marks ``start``..``end`` agrees with the person on ``item``."""
+    end = start if end is None else end
+    h = item.human
+    agent = None
+    if item.agents:
+        agent = float(item.agent_at(start) == item.agent_at(h.start))
+    distance = abs(start - h.start)
+    return Score(
+        float(distance == 0),
+        float(distance <= 1),
+        float(distance <= 3),
+        _iou(start, end, h.start, h.end),
+        agent,
+    )
+
+
+def baseline(item: Labelled, name: str) -> Score | None:
+    """The score of a baseline on ``item`` (``None`` when the episode has no agent step)."""
+    if not item.steps:
+        return None
+    if name == "first step":
+        return score(item, item.steps[0].index)
+    if name == "last step":
+        return score(item, item.steps[-1].index)
+    each = [score(item, s.index) for s in item.steps]
+    n = len(each)
+    return Score(
+        sum(s.exact for s in each) / n,
+        sum(s.within_one for s in each) / n,
+        sum(s.within_three for s in each) / n,
+        sum(s.iou for s in each) / n,
+        sum(s.agent for s in each if s.agent is not None) / n if item.agents else None,
+    )
+
+
+def agreement(
+    store: Store,
+    where: EpisodeFilter | None = None,
+    author: str | None = None,
+    *,
+    baselines: bool = False,
+    folds: int | None = None,
+    heuristic: bool = False,
 ) -> list[Agreement]:
-    """Per family and overall (``all`` first): the earliest human causal span of each episode
-    against the latest analyzer causal span of the same episode.
+    """Agreement per group (``all`` first, then per batch and per family where there are
+    several) and per method: each analyzer's latest spans; with ``baselines``, the three
+    trivial methods; with ``folds``, the learned scorer cross-validated over that many folds.
 
     Args:
         store: the spans' store.
         where: which episodes.
-        author: only this labeller's spans count as the human ones (a name as given in a label
-            file, ``human``, or ``human:<name>``); default: every person's.
+        author: only this labeller's spans count as the people's (default: everyone's).
+        baselines: add the baselines of :data:`BASELINES` for the same failures.
+        folds: add the learned scorer's ``folds``-fold cross-validated agreement.
+        heuristic: add the offline analyst's spans as it finds them now (method
+            ``heuristic``, in place of the stored ``analyzer:heuristic`` spans): failures a
+            person marked before any analysis have no analyzer span stored.
     """
-    pairs: dict[str, list[tuple[Span, Span]]] = defaultdict(list)
-    for episode in store.iter_episodes(where or EpisodeFilter()):
-        causal = [s for s in store.spans(episode.id) if s.kind == "causal"]
-        human = [s for s in causal if _labelled_by(s.author, author)]
-        machine = [s for s in causal if s.author.startswith("analyzer:")]
-        if human and machine:
-            pair = (human[0], max(machine, key=lambda s: s.id or 0))
-            pairs[episode.family].append(pair)
-            pairs["all"].append(pair)
-    return [_score(key, pairs[key]) for key in sorted(pairs, key=lambda k: (k != "all", k))]
+    items = list(labelled_failures(store, where, author))
+    scored: dict[str, list[tuple[Labelled, Score]]] = defaultdict(list)
+    if heuristic:
+        for item, (start, end) in heuristic_spans(store, items):
+            scored["heuristic"].append((item, score(item, start, end)))
+    for item in items:
+        for method, span in item.machine.items():
+            if heuristic and method == "analyzer:heuristic":
+                continue
+            scored[method].append((item, score(item, span.start, span.end)))
+        if baselines:
+            for name in BASELINES:
+                if (found := baseline(item, name)) is not None:
+                    scored[name].append((item, found))
+    if folds:
+        for item, step in learned_picks(store, items, folds):
+            scored[f"learned ({folds}-fold)"].append((item, score(item, step)))
+    methods = ["heuristic"] if "heuristic" in scored else []
+    methods += sorted(m for m in scored if m.startswith("analyzer:"))
+    methods += [m for m in scored if m.startswith("learned")]
+    methods += [m for m in BASELINES if m in scored]
+    rows = []
+    for key, members in _groups(items):
+        for method in methods:
+            chosen = [s for item, s in scored[method] if item.episode.id in members]
+            if chosen:
+                rows.append(_summed(key, method, chosen))
+    return rows
+
+
+def heuristic_spans(
+    store: Store, items: Sequence[Labelled]
+) -> list[tuple[Labelled, tuple[int, int]]]:
+    """The causal span the offline analyst finds now in each labelled failure (blind to the
+    person's span)."""
+    from workbench.analyze.causes import build_case
+    from workbench.analyze.heuristic import HeuristicAnalyst
+
+    analyst = HeuristicAnalyst(store)
+    found = []
+    for item in items:
+        case = build_case(store, item.episode)
+        if case.steps:
+            proposal = analyst.analyze_failure(case)
+            found.append((item, (proposal.start, proposal.end)))
+    return found
+
+
+def learned_picks(
+    store: Store, items: Sequence[Labelled], folds: int
+) -> list[tuple[Labelled, int]]:
+    """Each labelled failure's causal step by the scorer fitted on the other folds' failures
+    (:func:`~workbench.analyze.learned.cross_validated`), as a stored step index."""
+    from workbench.analyze.causes import benign_check, benign_errors, build_case
+    from workbench.analyze.learned import cross_validated, labelled
+
+    benign: dict[str, set[tuple[str, str]]] = {}
+    kept = []
+    for item in items:
+        case = build_case(store, item.episode)
+        if case.family not in benign:
+            benign[case.family] = benign_errors(store, case.family)
+        example = labelled(case, item.human.start, benign_check(case, benign[case.family]))
+        if example is not None:
+            kept.append((item, example))
+    picks = cross_validated([example for _, example in kept], folds)
+    return [
+        (item, example.case.steps[pick].index)
+        for (item, example), pick in zip(kept, picks, strict=True)
+    ]
+
+
+def _groups(items: Sequence[Labelled]) -> list[tuple[str, set[str]]]:
+    groups = [("all", {i.episode.id for i in items})]
+    for field in ("batch_id", "family"):
+        by: dict[str, set[str]] = defaultdict(set)
+        for item in items:
+            by[getattr(item.episode, field)].add(item.episode.id)
+        if len(by) > 1 or (field == "family" and "" not in by):
+            name = "batch" if field == "batch_id" else "family"
+            groups += [(f"{name} {value or '(none)'}", by[value]) for value in sorted(by)]
+    return groups
+
+
+def _summed(key: str, method: str, scores: list[Score]) -> Agreement:
+    n = len(scores)
+    agents = [s.agent for s in scores if s.agent is not None]
+    return Agreement(
+        key=key,
+        episodes=n,
+        exact=sum(s.exact for s in scores) / n,
+        within_one=sum(s.within_one for s in scores) / n,
+        iou=sum(s.iou for s in scores) / n,
+        method=method,
+        within_three=sum(s.within_three for s in scores) / n,
+        agent=sum(agents) / len(agents) if agents else None,
+        agent_episodes=len(agents),
+    )
 
 
 def _labelled_by(stored: str, author: str | None) -> bool:
@@ -63,12 +284,15 @@ def _labelled_by(stored: str, author: str | None) -> bool:
     return by_author(stored, author) and is_human(stored)
 
 
-def _score(key: str, pairs: list[tuple[Span, Span]]) -> Agreement:
-    n = len(pairs)
-    return Agreement(
-        key=key,
-        episodes=n,
-        exact=sum(h.start == m.start for h, m in pairs) / n,
-        within_one=sum(abs(h.start - m.start) <= 1 for h, m in pairs) / n,
-        iou=sum(iou(h, m) for h, m in pairs) / n,
-    )
+def summary(rows: Sequence[Agreement]) -> str:
+    """One line for the overall group: each analyzer's exact and ±1 agreement beside the
+    baselines' (what the Clusters screen shows)."""
+    overall = [r for r in rows if r.key == "all"]
+    if not overall:
+        return ""
+    parts = [
+        f"{r.method.removeprefix('analyzer:')} {r.exact:.0%} exact, {r.within_one:.0%} ±1"
+        + (f", agent {r.agent:.0%}" if r.agent is not None else "")
+        for r in overall
+    ]
+    return f"agreement with {overall[0].episodes} marked failure(s): " + " · ".join(parts)

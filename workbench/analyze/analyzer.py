@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store import Analysis, AnalysisRun, EpisodeFilter, Span, Store
+from store.records import AnalysisOrigin
 from workbench.analyze.analyst import Analyst, FailureCase, Proposal
 from workbench.analyze.causes import build_case
 from workbench.analyze.clusters import cluster_run
 from workbench.llm.client import ModelError
 from workbench.progress import NullProgress, Progress, check_cancel
+from workbench.spans_io import is_human
 
 NO_STEPS = "the run has no action step to cite (the agent took none)"
 
@@ -40,6 +42,8 @@ class AnalysisReport:
     no_steps: int = 0
     """Failures of no steps at all (outcomes imported alone, e.g. from a results file): left
     out, as nothing in them can be analysed."""
+    marked: int = 0
+    """Failures analysed at a person's causal span (their span is the analysis's)."""
 
 
 def scope_of(where: EpisodeFilter) -> dict[str, Any]:
@@ -114,30 +118,48 @@ def analyze(
         else store.add_analysis_run(AnalysisRun(reasoner=analyst.name, scope=scope))
     )
     assert run.id is not None
-    done = {a.episode_id for a in store.analyses(run.id)}
-    failures = [e for e in store.iter_episodes(failures_in_scope(where)) if e.id not in done]
-    todo = [e for e in failures if e.n_steps]
-    report = AnalysisReport(run=run, skipped=len(done), no_steps=len(failures) - len(todo))
+    done = {a.episode_id: a for a in store.analyses(run.id)}
+    failures = []
+    skipped = 0
+    for episode in store.iter_episodes(failures_in_scope(where)):
+        human = human_span(store, episode.id)
+        analysis = done.get(episode.id)
+        if analysis is not None and not _stale(analysis, human):
+            skipped += 1
+            continue
+        failures.append((episode, human))
+    todo = [(e, h) for e, h in failures if e.n_steps]
+    report = AnalysisReport(run=run, skipped=skipped, no_steps=len(failures) - len(todo))
+    origin = getattr(analyst, "origin", "analyzer")
     progress.start(len(todo), f"analyzing with {analyst.name}")
     try:
-        for episode in todo:
+        for episode, human in todo:
             check_cancel(cancel)
             case = build_case(store, episode)
             if not case.steps:  # nothing any analyst could cite: not asked
                 report.rejected.append(f"{episode.id}: {NO_STEPS}")
                 progress.advance(1)
                 continue
+            if human is not None:
+                case = case.model_copy(update={"marked": [human.start, human.end]})
             try:
                 proposal = analyst.analyze_failure(case)
-                check(proposal, case)
+                if human is not None:  # whatever the analyst proposed, the person's span stands
+                    proposal = proposal.model_copy(update={"start": human.start, "end": human.end})
+                else:
+                    check(proposal, case)
             except ProposalRejected as error:
                 report.rejected.append(f"{episode.id}: {error}")
             except ModelError as error:
                 report.failed.append(f"{episode.id}: {error}")
             else:
-                store.add_analysis(
-                    _analysis(run.id, case, proposal), _span(episode.id, analyst.name, proposal)
-                )
+                if human is not None:
+                    analysis = _analysis(run.id, case, proposal, "human", human.id)
+                    store.add_analysis(analysis)
+                    report.marked += 1
+                else:
+                    analysis = _analysis(run.id, case, proposal, origin)
+                    store.add_analysis(analysis, _span(episode.id, analyst.name, proposal))
                 report.analyzed += 1
             progress.advance(1)
     finally:
@@ -148,7 +170,27 @@ def analyze(
     return report
 
 
-def _analysis(run_id: int, case: FailureCase, proposal: Proposal) -> Analysis:
+def human_span(store: Store, episode_id: str) -> Span | None:
+    """The earliest causal span a person marked on the episode, if any."""
+    marked = [s for s in store.spans(episode_id) if s.kind == "causal" and is_human(s.author)]
+    return min(marked, key=lambda s: s.id or 0) if marked else None
+
+
+def _stale(analysis: Analysis, human: Span | None) -> bool:
+    """Whether a stored analysis no longer stands: a person has marked the episode's causal
+    span since (or marked another one)."""
+    if human is None:
+        return False
+    return analysis.origin != "human" or analysis.span_id != human.id
+
+
+def _analysis(
+    run_id: int,
+    case: FailureCase,
+    proposal: Proposal,
+    origin: AnalysisOrigin,
+    span_id: int | None = None,
+) -> Analysis:
     return Analysis(
         run_id=run_id,
         episode_id=case.episode_id,
@@ -164,8 +206,16 @@ def _analysis(run_id: int, case: FailureCase, proposal: Proposal) -> Analysis:
         contrast_id=case.contrast_id,
         contrast_citations=[] if case.contrast_reference else proposal.contrast_citations,
         contrastive=case.contrast_id is not None or case.contrast_reference,
-        agent=proposal.agent,
+        agent=proposal.agent or _agent_at(case, proposal.start),
+        origin=origin,
+        span_id=span_id,
     )
+
+
+def _agent_at(case: FailureCase, index: int) -> str:
+    """The agent of the agent step at or before stored step ``index``."""
+    before = [s for s in case.steps if s.index <= index]
+    return before[-1].agent if before else ""
 
 
 def _span(episode_id: str, reasoner: str, proposal: Proposal) -> Span:

@@ -24,6 +24,7 @@ agent's ``ground_truth`` metadata: that is what its accuracy is measured against
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -385,15 +386,18 @@ def locate_in_log(
     if not case.steps:
         return CausalFinding(0, "end", "", "", "", None, case.contrast_id, False)
     weights = weights or HEURISTIC_WEIGHTS
-    rows = case_features(case, lambda step, error: _is_benign(step, error, case, benign))
+    rows = case_features(case, benign_check(case, benign))
     position = best_step(rows, weights) if at is None else at
     step = case.steps[position]
     signal = top_feature(rows[position], HEURISTIC_WEIGHTS)
     script = check_script(case, read_steps(case.steps)) if signal in _DIVERGING else None
     change = script.expected if script else ""
+    evidence: Evidence = _EVIDENCE.get(signal, "decision") if signal else "end"
+    if at is not None and not signal:
+        evidence = "decision"  # chosen by a person or a scorer: a decision, not the run's end
     return CausalFinding(
         step=step.index,
-        evidence=_EVIDENCE.get(signal, "decision") if signal else "end",
+        evidence=evidence,
         failed_action=step.action,
         observation=step.observation,
         change=change,
@@ -421,8 +425,11 @@ feature's name in words)."""
 _DIVERGING = frozenset(k for k, v in _EVIDENCE.items() if v == "divergence")
 
 
-def _is_benign(step: CaseStep, error: str, case: FailureCase, benign: set[tuple[str, str]]) -> bool:
-    return (error_key(step.action, case.instruction), error) in benign
+def benign_check(
+    case: FailureCase, benign: set[tuple[str, str]]
+) -> Callable[[CaseStep, str], bool]:
+    """Whether an error a step of ``case`` met is one successes of its family survive."""
+    return lambda step, error: (error_key(step.action, case.instruction), error) in benign
 
 
 def _counterpart(

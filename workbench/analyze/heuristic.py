@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from store import Store
+from store import EpisodeFilter, Store
 from workbench.analyze.analyst import FailureCase, Proposal
 from workbench.analyze.causes import (
     CausalFinding,
+    benign_check,
     benign_errors,
     lexicon_for,
     locate,
+    locate_in_log,
     trigger_of,
 )
+from workbench.analyze.learned import StepScorer, labelled, position_of
+from workbench.analyze.scoring import case_features
 from workbench.compare import shape
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "decision": 0.6, "end": 0.35}
@@ -27,11 +31,24 @@ class HeuristicAnalyst:
         self.store = store
         self._benign: dict[str, set[tuple[str, str]]] = {}
 
+    def benign(self, family: str) -> set[tuple[str, str]]:
+        """Errors successes of ``family`` survive (read once per family)."""
+        if family not in self._benign:
+            self._benign[family] = benign_errors(self.store, family)
+        return self._benign[family]
+
     def analyze_failure(self, case: FailureCase) -> Proposal:
-        """The causal step :func:`~workbench.analyze.causes.locate` finds, as a proposal."""
-        if case.family not in self._benign:
-            self._benign[case.family] = benign_errors(self.store, case.family)
-        finding = locate(case, self._benign[case.family])
+        """The causal step :func:`~workbench.analyze.causes.locate` finds, as a proposal;
+        for a case a person marked, their span explained by the same evidence."""
+        if case.marked:
+            start, end = case.marked
+            at = position_of(case.steps, start)
+            finding = locate_in_log(case, self.benign(case.family), at=at)
+            return self.proposal(case, finding).model_copy(update={"start": start, "end": end})
+        return self.proposal(case, locate(case, self.benign(case.family)))
+
+    def proposal(self, case: FailureCase, finding: CausalFinding) -> Proposal:
+        """``finding`` about ``case`` as a proposal (its trigger, correction and rationale)."""
         last = case.steps[-1].index if case.steps else 0
         step = min(finding.step, last)
         lexicon = lexicon_for(case)
@@ -51,6 +68,45 @@ class HeuristicAnalyst:
             contrast_citations=[finding.change_step] if finding.change_step is not None else [],
             agent=finding.agent,
         )
+
+
+class LearnedAnalyst:
+    """The offline analysis with the causal step chosen by a scorer learned from people's
+    spans (:mod:`workbench.analyze.learned`), explained by the heuristic's evidence; a case a
+    person marked keeps their span."""
+
+    name = "heuristic+learned"
+    origin = "learned"
+
+    def __init__(self, store: Store, scorer: StepScorer) -> None:
+        self.base = HeuristicAnalyst(store)
+        self.scorer = scorer
+
+    def analyze_failure(self, case: FailureCase) -> Proposal:
+        if case.marked or not case.steps:
+            return self.base.analyze_failure(case)
+        benign = self.base.benign(case.family)
+        at = self.scorer.pick(case_features(case, benign_check(case, benign)))
+        return self.base.proposal(case, locate_in_log(case, benign, at=at))
+
+
+def learned_analyst(store: Store, where: EpisodeFilter) -> LearnedAnalyst:
+    """A :class:`LearnedAnalyst` fitted on the failures ``where`` selects that carry a
+    person's causal span (raises :class:`~workbench.analyze.learned.NotEnoughLabels`)."""
+    from workbench.analyze.analyzer import failures_in_scope, human_span
+    from workbench.analyze.causes import build_case
+
+    base = HeuristicAnalyst(store)
+    examples = []
+    for episode in store.iter_episodes(failures_in_scope(where)):
+        human = human_span(store, episode.id)
+        if human is None:
+            continue
+        case = build_case(store, episode)
+        found = labelled(case, human.start, benign_check(case, base.benign(case.family)))
+        if found is not None:
+            examples.append(found)
+    return LearnedAnalyst(store, StepScorer(examples))
 
 
 def _change_text(finding: CausalFinding, never_taken: bool) -> str:
@@ -113,9 +169,14 @@ def _log_rationale(finding: CausalFinding) -> str:
 
 
 def _reference_rationale(finding: CausalFinding) -> str:
+    if finding.signal:
+        return _log_rationale(finding) + (
+            f" The task's reference does '{finding.change}' there." if finding.change else ""
+        )
     located = {
         "error": f"Step {finding.step}: '{finding.failed_action}' met '{finding.observation[:120]}', an error no successful run of this family recovered from.",
         "divergence": f"Step {finding.step} is where this run first parts from the task's expected actions.",
+        "decision": f"Step {finding.step} is the agent's decision the failure follows from.",
         "end": "No error signal and no deviation from the task's expected actions: the run ended without completing the task.",
     }[finding.evidence]
     expected = f" The task's reference does '{finding.change}' there." if finding.change else ""

@@ -24,7 +24,9 @@ from workbench.cli.options import (
 from workbench.cli.tables import Column, print_records
 
 if TYPE_CHECKING:
-    from store import Store
+    from store import EpisodeFilter, Store
+    from workbench.analyze.analyst import Analyst
+    from workbench.analyze.analyzer import AnalysisReport
 
 
 def _strategies() -> tuple[str, ...]:
@@ -58,10 +60,21 @@ def _strategies() -> tuple[str, ...]:
     help="Start a new analysis run instead of continuing the latest one of this scope and reasoner.",
 )
 @click.option(
+    "--learn",
+    is_flag=True,
+    help="Fit a step scorer on the scope's failures that carry a person's causal span and let it choose the causal step of the other failures (offline; failures people marked keep their span).",
+)
+@click.option(
     "--agreement",
     "show_agreement",
     is_flag=True,
-    help="Report agreement between analyzer and human causal spans (exact start, ±1 step, IoU) instead of analysing.",
+    help="Report agreement between analyzer and human causal spans (exact start, ±1 and ±3 steps, IoU, responsible agent) beside three baselines (first agent step, last step, a uniformly random step), instead of analysing.",
+)
+@click.option(
+    "--cv",
+    "folds",
+    type=integer(min=2),
+    help="With --agreement: add the learned scorer's K-fold cross-validated agreement (each fold scored by a scorer fitted on the others).",
 )
 @click.option(
     "--author",
@@ -77,19 +90,18 @@ def analyze_command(
     strategy: str | None,
     max_calls: int | None,
     new_run: bool,
+    learn: bool,
     show_agreement: bool,
+    folds: int | None,
     author: str | None,
 ) -> None:
     """Analyse failures: evaluator-visible failure, earliest causal span, required change; then cluster them.
 
     Without --batch or --split, held-out (test) episodes and candidates' replays are left out."""
     from store import EpisodeFilter
-    from workbench.analyze.agreement import agreement
-    from workbench.analyze.analyzer import analyze
     from workbench.analyze.strategies import BUDGET_SPENT
     from workbench.backends import analyst_of
     from workbench.llm import ConfigError
-    from workbench.progress import Cancelled
 
     where = EpisodeFilter(batch=batch, family=family, split=split)
     check_filter(store, where)
@@ -97,29 +109,19 @@ def analyze_command(
         raise click.UsageError("--author goes with --agreement")
     if show_agreement and (strategy or max_calls):
         raise click.UsageError("--strategy and --max-calls go with analysing, not --agreement")
+    if folds is not None and not show_agreement:
+        raise click.UsageError("--cv goes with --agreement")
+    if learn and (show_agreement or strategy or max_calls or reasoner_name):
+        raise click.UsageError(
+            "--learn fits an offline scorer: it goes with no --reasoner, --strategy or --agreement"
+        )
     if show_agreement:
-        rows = agreement(store, where, author)
-        if not rows:
-            who = f"{author!r}" if author else "a human"
-            raise click.ClickException(
-                f"no episode has both a causal span by {who} and an analyzer causal span yet"
-                " (load labels with `workbench spans import`)"
-            )
-        columns = [Column("scope")] + [
-            Column(name, justify="right")
-            for name in ("episodes", "exact start", "start ±1", "mean IoU")
-        ]
-        cells = [
-            [
-                row.key,
-                str(row.episodes),
-                f"{row.exact:.0%}",
-                f"{row.within_one:.0%}",
-                f"{row.iou:.2f}",
-            ]
-            for row in rows
-        ]
-        print_records(console, columns, cells)
+        _print_agreement(store, where, author, folds)
+        return
+    if learn:
+        analyst = _learned_analyst(store, where)
+        report = _run_analysis(store, where, analyst, new_run)
+        _print_report(report, [], [])
         return
     backends = chosen_backends(store, reasoner_name)
     if (strategy or max_calls) and backends.name != "openai":
@@ -130,16 +132,36 @@ def analyze_command(
         analyst = analyst_of(backends, strategy, max_calls)
     except ConfigError as error:
         raise click.ClickException(str(error)) from error
+    report = _run_analysis(store, where, analyst, new_run)
+    over = [reason for reason in report.failed if BUDGET_SPENT in reason]
+    failed = [reason for reason in report.failed if BUDGET_SPENT not in reason]
+    _print_report(report, failed, over)
+    budget = getattr(analyst, "budget", None)
+    if budget is not None:
+        spent = "; the budget is spent: run again to continue" if over else ""
+        console.print(f"{budget.describe()}{spent}")
+    for reason in failed:
+        errors.print(f"[yellow]not analysed:[/] {escape(reason)}")
+
+
+def _run_analysis(
+    store: Store, where: EpisodeFilter, analyst: Analyst, new_run: bool
+) -> AnalysisReport:
+    from workbench.analyze.analyzer import analyze
+    from workbench.progress import Cancelled
+
     try:
-        report = analyze(store, where, analyst, new_run=new_run, progress=RichProgress())
+        return analyze(store, where, analyst, new_run=new_run, progress=RichProgress())
     except Cancelled:
         raise click.ClickException(
             "analysis cancelled; analysed failures are kept — run again to continue"
         ) from None
-    over = [reason for reason in report.failed if BUDGET_SPENT in reason]
-    failed = [reason for reason in report.failed if BUDGET_SPENT not in reason]
+
+
+def _print_report(report: AnalysisReport, failed: list[str], over: list[str]) -> None:
     console.print(
         f"analysis run {report.run.id} ({report.run.reasoner}): {report.analyzed} failure(s) analysed"
+        + (f" ({report.marked} at a person's causal span)" if report.marked else "")
         + (f", {report.skipped} already analysed" if report.skipped else "")
         + (f", {len(failed)} not analysed (model error)" if failed else "")
         + (f", {len(over)} not analysed (budget)" if over else "")
@@ -148,12 +170,68 @@ def analyze_command(
     )
     for reason in report.rejected:
         errors.print(f"[yellow]rejected proposal:[/] {escape(reason)}")
-    budget = getattr(analyst, "budget", None)
-    if budget is not None:
-        spent = "; the budget is spent: run again to continue" if over else ""
-        console.print(f"{budget.describe()}{spent}")
-    for reason in failed:
-        errors.print(f"[yellow]not analysed:[/] {escape(reason)}")
+
+
+def _learned_analyst(store: Store, where: EpisodeFilter) -> Analyst:
+    from workbench.analyze.heuristic import learned_analyst
+    from workbench.analyze.learned import NotEnoughLabels
+
+    try:
+        return learned_analyst(store, where)
+    except NotEnoughLabels as error:
+        raise click.ClickException(
+            f"--learn: {error} (mark causal spans in the TUI or the notebook, or load them"
+            " with `workbench spans import`)"
+        ) from None
+
+
+def _print_agreement(
+    store: Store, where: EpisodeFilter, author: str | None, folds: int | None
+) -> None:
+    from workbench.analyze.agreement import agreement
+    from workbench.analyze.learned import NotEnoughLabels
+
+    try:
+        rows = agreement(store, where, author, baselines=True, folds=folds, heuristic=True)
+    except NotEnoughLabels as error:
+        raise click.ClickException(f"--cv: {error}") from None
+    if not rows:
+        who = f"{author!r}" if author else "a human"
+        raise click.ClickException(
+            f"no failure in scope has a causal span by {who} yet"
+            " (mark spans in the TUI or the notebook, or load labels with `workbench spans import`)"
+        )
+    console.print(f"scope: {escape(_scope_name(store, where))}")
+    columns = [Column("group"), Column("method")] + [
+        Column(name, justify="right") for name in ("episodes", "exact", "±1", "±3", "IoU", "agent")
+    ]
+    cells = [
+        [
+            row.key,
+            row.method,
+            str(row.episodes),
+            f"{row.exact:.0%}",
+            f"{row.within_one:.0%}",
+            f"{row.within_three:.0%}",
+            f"{row.iou:.2f}",
+            "–" if row.agent is None else f"{row.agent:.0%} of {row.agent_episodes}",
+        ]
+        for row in rows
+    ]
+    print_records(console, columns, cells)
+
+
+def _scope_name(store: Store, where: EpisodeFilter) -> str:
+    """The filter in words: ``all episodes``, or ``batch <name>, family <name>``."""
+    parts = []
+    if where.batch is not None:
+        found = store.batch(where.batch)
+        parts.append(f"batch {found.name if found and found.name else where.batch}")
+    if where.family is not None:
+        parts.append(f"family {where.family}")
+    if where.split is not None:
+        parts.append(f"split {where.split}")
+    return ", ".join(parts) or "all episodes"
 
 
 @click.command("clusters")
