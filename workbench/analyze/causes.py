@@ -116,14 +116,18 @@ def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
     results = {s.tool_call_id: s for s in steps if s.kind == "tool_result" and s.tool_call_id}
     task = " ".join(instruction.split())
     decided: list[Step] = []
+    stated = not task  # whether the message that states the task has been passed
     for position, step in enumerate(steps):
+        if not stated and step.kind == "message" and task in " ".join(step.content.split()):
+            stated = True  # the task as posed (a proxy's or an admin's opening message)
+            continue
         if step.kind == "tool_call" and step.action:
             result = results.get(step.tool_call_id) or _next_result(steps, position)
             observation = _result_text(result) if result else step.observation
             decided.append(step.model_copy(update={"observation": observation}))
         elif step.action.strip():
             decided.append(step)
-        elif _is_agent_message(step, task):
+        elif _is_agent_message(step):
             answer = step.observation or _answer_to(steps, position)
             decided.append(
                 step.model_copy(
@@ -133,12 +137,12 @@ def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
     return decided
 
 
-def _is_agent_message(step: Step, task: str) -> bool:
+def _is_agent_message(step: Step) -> bool:
     if step.kind != "message" or not step.content.strip():
         return False
     if step.role == "assistant":
         return True
-    return bool(step.agent) and step.role != "system" and " ".join(step.content.split()) != task
+    return bool(step.agent) and step.role != "system"
 
 
 def _answer_to(steps: list[Step], position: int) -> str:

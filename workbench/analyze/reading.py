@@ -378,10 +378,12 @@ def is_relay(text: str) -> bool:
 
 def read_steps(steps: Sequence[CaseStep]) -> list[StepReading]:
     """Every agent step of a case read with the generic evidence (in the same order)."""
-    readings = []
+    readings: list[StepReading] = []
     for step in steps:
         call = tool_call(step.action)
         text = str(call[1].get("text", "")) if call and is_reply(step.action) else ""
+        answers_code = bool(readings) and readings[-1].agent != step.agent and readings[-1].code
+        printout = answers_code and _is_printout(text)
         effect = effect_of(step.action, step.observation)
         readings.append(
             StepReading(
@@ -391,11 +393,23 @@ def read_steps(steps: Sequence[CaseStep]) -> list[StepReading]:
                 decision=decision_of(text) if effect == "reply" else "none",
                 error=generic_error(step.observation) if effect != "reply" else None,
                 pushback=effect == "reply" and pushes_back(step.observation),
-                relay=effect == "reply" and is_relay(text),
+                relay=effect == "reply" and (is_relay(text) or printout),
                 code=bool(_CODE.search(text)) if text else _writes_code(step.action),
             )
         )
     return readings
+
+
+_PROSE_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
+
+
+def _is_printout(text: str) -> bool:
+    """Whether a message answering another agent's code reads as its output (numbers,
+    symbols, a few words) rather than prose of its own."""
+    if _CODE.search(text):
+        return False
+    words = _PROSE_WORD.findall(text[:2000])
+    return len(words) < 12 or len(" ".join(words)) < 0.4 * len(text[:2000])
 
 
 def _writes_code(action: str) -> bool:

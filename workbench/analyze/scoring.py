@@ -37,6 +37,7 @@ from workbench.llm.steps import CaseStep
 FEATURES = (
     "critical",
     "change_deviation",
+    "proposed_deviation",
     "later_deviation",
     "missing_change_here",
     "own_error",
@@ -61,11 +62,13 @@ FEATURES = (
     "last",
     "position",
     "agent_first_turn",
+    "first_edit",
 )
 """What each step is scored on (all in [0, 1])."""
 
 HEURISTIC_WEIGHTS: dict[str, float] = {
     "critical": 10.0,
+    "proposed_deviation": 5.5,
     "change_deviation": 5.0,
     "missing_change_here": 4.0,
     "blamed_for_error": 4.0,
@@ -78,7 +81,9 @@ HEURISTIC_WEIGHTS: dict[str, float] = {
     "later_deviation": 0.5,
     "claim": 0.5,
     "code": 0.25,
+    "first_edit": 1.0,
     "first": 0.3,
+    "agent_first_turn": 1.6,
     "last": 0.2,
     "relay": -10.0,
 }
@@ -110,8 +115,10 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
     steps = case.steps
     readings = read_steps(steps)
     script = check_script(case, readings)
-    blamed = _blame_traced(steps, readings, benign)
     recovered = _recovered(steps, readings)
+    blamed = _blame_traced(steps, readings, benign, recovered)
+    proposed = _proposal_of(steps, readings, script.deviation)
+    edit = _first_edit(steps, readings)
     source = _answer_source(steps, readings)
     seen_agents: set[str] = set()
     rows = []
@@ -123,6 +130,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
         values = {
             "critical": step.reward is not None and step.reward <= -50,
             "change_deviation": script.deviation == step.index,
+            "proposed_deviation": position == proposed,
             "later_deviation": step.index in script.later,
             "missing_change_here": script.missing_at == step.index,
             "own_error": error and position not in recovered,
@@ -148,17 +156,22 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
             "last": position == n - 1,
             "position": position / max(1, n - 1),
             "agent_first_turn": first_turn,
+            "first_edit": position == edit,
         }
         rows.append([float(values[name]) for name in FEATURES])
     return rows
 
 
 def best_step(rows: Sequence[Sequence[float]], weights: dict[str, float]) -> int:
-    """The position of the highest-scoring row (the earliest among equals)."""
-    scores = [
-        sum(weights.get(n, 0.0) * v for n, v in zip(FEATURES, row, strict=True)) for row in rows
-    ]
-    return max(range(len(scores)), key=lambda i: (scores[i], -i))
+    """The position of the row with the strongest evidence: its weightiest feature decides,
+    the sum of the others breaks ties, then the earlier step (several weak hints at a late
+    step do not outweigh one strong sign earlier)."""
+
+    def strength(i: int) -> tuple[float, float, int]:
+        weighed = [weights.get(n, 0.0) * v for n, v in zip(FEATURES, rows[i], strict=True)]
+        return (max(weighed, default=0.0), sum(weighed), -i)
+
+    return max(range(len(rows)), key=strength)
 
 
 def top_feature(row: Sequence[float], weights: dict[str, float]) -> str:
@@ -290,12 +303,15 @@ def _blame_traced(
     steps: Sequence[CaseStep],
     readings: Sequence[StepReading],
     benign: Callable[[CaseStep, str], bool],
+    recovered: set[int],
 ) -> set[int]:
-    """Positions of steps charged with a later error: the code a run executed (the last step
-    that wrote code or changed state before it), the message an executor's printout answers
-    (the last step of another agent before it)."""
+    """Positions of steps charged with a later error no later step got past: the code a run
+    executed (the last step that wrote code or changed state before it), the message an
+    executor's printout answers (the last step of another agent before it)."""
     blamed = set()
     for position, reading in enumerate(readings):
+        if position in recovered:
+            continue
         error = reading.error
         if reading.relay and reading.effect == "reply":
             error = error or _printed_error(steps[position])
@@ -324,6 +340,54 @@ def _blame_traced(
         if producer is not None:
             blamed.add(producer)
     return blamed
+
+
+_VALUE = re.compile(r"[A-Za-z0-9#_\-]*\d[A-Za-z0-9#_\-]*")
+"""A token that identifies something (an id, a code, a number): what a proposal and the call
+that carries it out share."""
+
+
+def _proposal_of(
+    steps: Sequence[CaseStep], readings: Sequence[StepReading], deviation: int | None
+) -> int | None:
+    """The agent's reply that proposed the deviating state change: the last reply before it
+    (and after the previous state change) that names the call's identifying values. The
+    user agreed to what it said; the mistake was made there, not when it was carried out.
+    ``None`` when no reply proposed it (the change was made unasked: the call is to blame)."""
+    at = next((p for p, s in enumerate(steps) if s.index == deviation), None)
+    if at is None:
+        return None
+    if _is_transfer_call(steps[at].action):
+        return None  # a hand-off is decided when it is made
+    call = tool_call(steps[at].action)
+    values = set(_VALUE.findall(json.dumps(call[1]) if call else "")) - {"0", "1"}
+    if not values:
+        return None
+    for position in range(at - 1, -1, -1):
+        reading = readings[position]
+        if reading.effect == "change":
+            return None
+        if reading.effect == "reply" and values & set(
+            _VALUE.findall(_reply_text(steps[position].action))
+        ):
+            return position
+    return None
+
+
+_PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+\.\w+")
+
+
+def _first_edit(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> int | None:
+    """The first state change that edits something the run had looked at before (a file
+    path an earlier step named): where the agent committed to its fix, as opposed to
+    scratch files it wrote to try things."""
+    seen: set[str] = set()
+    for position, (step, reading) in enumerate(zip(steps, readings, strict=True)):
+        paths = set(_PATH.findall(step.action))
+        if reading.effect == "change" and paths & seen:
+            return position
+        seen |= paths | set(_PATH.findall(step.observation[:4000]))
+    return None
 
 
 def _printed_error(step: CaseStep) -> str | None:
