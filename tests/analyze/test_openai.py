@@ -227,3 +227,19 @@ def test_a_case_without_steps_is_refused(client, chat_server):
     with pytest.raises(ValueError, match="no steps"):
         OpenAIAnalyst(client).analyze_failure(case(steps=0))
     assert chat_server.request_count == 0
+
+
+def test_a_tasks_reference_is_shown_as_expected_actions_not_as_a_successful_run():
+    case = FailureCase(
+        episode_id="e",
+        family="retail",
+        instruction="Cancel order #W1.",
+        outcome="failed",
+        steps=[CaseStep(index=0, action='get_order({"id": "#W1"})')],
+        contrast_reference=True,
+        contrast_same_task=True,
+        contrast_steps=[CaseStep(index=0, action='cancel_order({"id": "#W1"})')],
+    )
+    text = render_case(case)
+    assert '<expected_actions steps="1"' in text and "partial script" in text
+    assert "successful_run" not in text and 'cancel_order({"id": "#W1"})' in text

@@ -172,6 +172,11 @@ CONTRAST_TEMPLATE = """\
 {steps}
 </successful_run>"""
 
+REFERENCE_TEMPLATE = """\
+<expected_actions steps="{count}" note="the task's reference: a partial script of the state changes it needs; reads it does not list are allowed">
+{steps}
+</expected_actions>"""
+
 NO_CONTRAST = "No successful run of this regime is available for contrast."
 
 CUT_TEMPLATE = """
@@ -429,10 +434,14 @@ def render_case(
     outcome = _clipped(case.outcome.strip(), text_chars, "the verdict", cuts)
     if case.contrast_steps:
         failed_text, contrast_text = _render_runs(case, max_steps_chars, focus)
-        contrast = CONTRAST_TEMPLATE.format(
-            task="same task" if case.contrast_same_task else "different task, same family",
-            count=len(case.contrast_steps),
-            steps=contrast_text,
+        contrast = (
+            REFERENCE_TEMPLATE.format(count=len(case.contrast_steps), steps=contrast_text)
+            if case.contrast_reference
+            else CONTRAST_TEMPLATE.format(
+                task="same task" if case.contrast_same_task else "different task, same family",
+                count=len(case.contrast_steps),
+                steps=contrast_text,
+            )
         )
     else:
         failed_text = render_steps(case.steps, max_steps_chars, focus)
