@@ -6,6 +6,14 @@ the offline heuristic unless another is configured) over the failures of the sco
 ``escape`` cancels it. ``s`` picks the scope (:mod:`workbench.analyze.scopes`): the default one
 (every failure but replays and held-out test episodes, as ``workbench analyze`` without
 options), one batch, one split, or all with the held-out episodes.
+
+``l`` learns from the causal spans people marked: it fits the step scorer of
+:func:`workbench.analyze.heuristic.learned_analyst` on the scope's marked failures and analyses
+the others with it, the same way. Once some failure of the scope carries a person's span, a
+line under the summary compares the heuristic's steps with theirs, beside the trivial baselines
+(:func:`workbench.analyze.agreement.summary`). ``g`` groups the clusters by the agent their
+members' analyses hold responsible; the member table names each member's agent and marks the
+spans that came from a person or from the learned scorer.
 """
 
 from __future__ import annotations
@@ -35,8 +43,11 @@ from tui.widgets.job_progress import JobProgress
 from tui.widgets.key_footer import KeyFooter
 from tui.widgets.record_table import Column, RecordTable
 from workbench.analyze import review
-from workbench.analyze.analyzer import AnalysisReport, analyze
+from workbench.analyze.agreement import agreement, summary
+from workbench.analyze.analyzer import AnalysisReport, analyze, failures_in_scope
 from workbench.analyze.clusters import ClusterData, read_clusters
+from workbench.analyze.heuristic import learned_analyst
+from workbench.analyze.learned import NotEnoughLabels
 from workbench.analyze.scopes import DEFAULT_SCOPE, AnalysisScope, analysis_scopes, counted
 from workbench.llm.client import ConfigError, ModelError
 from workbench.progress import Cancelled, Progress
@@ -56,7 +67,12 @@ HELP = Help(
         ("k", "the intervention spec compiled from the cluster (r there compiles)"),
         ("r", "analyse the failures of the scope shown (heuristic, or the model in the title)"),
         ("s", "pick the scope r analyses: default, one batch, one split, or all"),
-        ("escape  ctrl+x", "cancel a running analysis"),
+        (
+            "l",
+            "learn from marked spans: fit a step scorer on the failures of the scope people marked, then analyse the others with it",
+        ),
+        ("g", "group the clusters by the agent held responsible (g again: one list)"),
+        ("escape  ctrl+x", "cancel a running analysis (r or l)"),
     ],
 )
 
@@ -75,8 +91,15 @@ MEMBER_COLUMNS = [
     Column("status"),
     Column("change", text=True),
 ]
+AGENT_COLUMN = Column("agent")
 CONTRAST_COLUMNS = [Column("episode")]
 Verdict = Literal["accept", "edit", "reject"]
+ONE_AGENT = "(one agent)"
+"""The group of clusters whose members come from logs of a single agent."""
+ORIGINS = {"human": "person's span", "learned": "learned"}
+"""How a member whose span did not come from the analyzer's own judgment is marked."""
+LEARN_HINT = "mark causal spans (v in a trajectory, a or e on a member here), then l again"
+"""What to do when ``l`` finds too few marked failures to learn from."""
 
 
 def run_summary(data: ClusterData) -> Text:
@@ -125,6 +148,14 @@ def scope_line(scope: AnalysisScope) -> Text:
     return line
 
 
+def agreement_line(line: str, scope: AnalysisScope) -> Text:
+    """The agreement summary of ``scope`` (empty when nobody marked a failure of it)."""
+    if not line:
+        return Text()
+    head, _, rest = shown(line).partition(": ")
+    return Text.assemble((f"{head}: ", "bold"), rest, (f" · {shown(scope.label)}", "dim"))
+
+
 def scope_help(scope: AnalysisScope) -> Help:
     """The screen's help, saying which scope ``r`` analyses now."""
     return replace(HELP, intro=f"{HELP.intro} r analyses now: {scope.label} — {scope.description}.")
@@ -142,15 +173,59 @@ def cluster_cells(cluster: Cluster) -> list[Text]:
     ]
 
 
-def member_cells(analysis: Analysis) -> list[Text]:
-    """One member analysis's row."""
-    return [
+def member_cells(analysis: Analysis, agents: bool = False) -> list[Text]:
+    """One member analysis's row (with its agent's cell when ``agents``)."""
+    span = Text(f"{analysis.start}–{analysis.end}")
+    if analysis.origin in ORIGINS:
+        span.append(f" {ORIGINS[analysis.origin]}", "italic #7fbfff")
+    cells = [
         Text(analysis.episode_id),
-        Text(f"{analysis.start}–{analysis.end}"),
+        span,
         Text(f"{analysis.confidence:.2f}", justify="right"),
         Text(analysis.status, style=STATUS_STYLES.get(analysis.status, "")),
         Text(analysis.change),
     ]
+    if agents:
+        cells.insert(1, Text(analysis.agent or "–", style="" if analysis.agent else "dim"))
+    return cells
+
+
+def member_columns(agents: bool) -> list[Column]:
+    """The member table's columns: an agent column after the episode in a run of several
+    agents' logs."""
+    return [MEMBER_COLUMNS[0], AGENT_COLUMN, *MEMBER_COLUMNS[1:]] if agents else MEMBER_COLUMNS
+
+
+def agent_of(analysis: Analysis) -> str:
+    """The agent a member's analysis holds responsible, or :data:`ONE_AGENT`."""
+    return analysis.agent or ONE_AGENT
+
+
+def agent_groups(data: ClusterData) -> list[tuple[str, list[Cluster]]]:
+    """The clusters under each agent their members' analyses hold responsible (a cluster
+    whose members name two agents is under both): the agents blamed for the most failures
+    first, :data:`ONE_AGENT` last."""
+    groups: dict[str, list[Cluster]] = {}
+    failures: Counter[str] = Counter()
+    for cluster in data.clusters:
+        agents = Counter(agent_of(a) for a in data.members(cluster))
+        failures.update(agents)
+        for agent in agents:
+            groups.setdefault(agent, []).append(cluster)
+    order = sorted(groups, key=lambda agent: (agent == ONE_AGENT, -failures[agent], agent))
+    return [(agent, groups[agent]) for agent in order]
+
+
+def grouped_cells(data: ClusterData, agent: str, cluster: Cluster, first: bool) -> list[Text]:
+    """A cluster's row under ``agent`` (its name on the group's first row): the size says
+    how many of the members are that agent's when not all are."""
+    cells = cluster_cells(cluster)
+    members = data.members(cluster)
+    mine = sum(agent_of(a) == agent for a in members)
+    if mine != len(members):
+        cells[0] = Text(f"{mine}/{len(members)}", justify="right")
+    name = Text(agent if first else "", style="dim italic" if agent == ONE_AGENT else "bold")
+    return [name, *cells]
 
 
 class ClustersScreen(Screen[None]):
@@ -160,6 +235,8 @@ class ClustersScreen(Screen[None]):
 
     scope: reactive[AnalysisScope] = reactive(DEFAULT_SCOPE, init=False)
     """The failures ``r`` analyses."""
+    by_agent: reactive[bool] = reactive(False, init=False)
+    """Whether the clusters are listed under the agents held responsible."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "review('accept')", "Accept"),
@@ -169,6 +246,8 @@ class ClustersScreen(Screen[None]):
         Binding("k", "compile", "Compile"),
         Binding("r", "analyze", "Analyse"),
         Binding("s", "pick_scope", "Scope"),
+        Binding("l", "learn", "Learn"),
+        Binding("g", "toggle_by_agent", "By agent"),
         Binding("escape,ctrl+x", "cancel_analysis", "Cancel analysis"),
     ]
 
@@ -179,10 +258,14 @@ class ClustersScreen(Screen[None]):
         self.loaded = False
         """Whether the first read has been shown."""
         self._cancel: threading.Event | None = None
+        self._rows: list[tuple[str, Cluster]] = []
+        """The cluster table's rows: each cluster with the agent it is listed under (empty
+        when not grouped)."""
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("reading analyses…", id="clusters-info")
+        yield Static("", id="clusters-agreement")
         yield Static(scope_line(self.scope), id="clusters-scope")
         yield JobProgress("escape cancels", id="analysis-progress")
         yield RecordTable(CLUSTER_COLUMNS, id="cluster-table", zebra_stripes=True)
@@ -223,8 +306,8 @@ class ClustersScreen(Screen[None]):
     def cluster(self) -> Cluster | None:
         """The cluster under the cluster table's cursor."""
         row = self.cluster_table.cursor_row
-        clusters = self.data.clusters
-        return clusters[row] if 0 <= row < len(clusters) and self.cluster_table.row_count else None
+        rows = self._rows
+        return rows[row][1] if 0 <= row < len(rows) and self.cluster_table.row_count else None
 
     @property
     def member(self) -> Analysis | None:
@@ -262,19 +345,79 @@ class ClustersScreen(Screen[None]):
     def _loaded(self, data: ClusterData, scope: AnalysisScope | None = None) -> None:
         if scope is not None and scope.label == self.scope.label:
             self.scope = scope  # its failures counted again
-        cluster, member = self.cluster, self.member
-        keep_key = _key(cluster) if cluster else None
+        member = self.member
         keep_member = member.id if member else None
         keep_row = self.member_table.cursor_row
+        keep = self._row_key()
         self.data = data
         self.query_one("#clusters-info", Static).update(run_summary(data))
-        table = self.cluster_table
-        table.set_rows(map(cluster_cells, data.clusters), map(str, range(len(data.clusters))))
-        row = next((i for i, c in enumerate(data.clusters) if _key(c) == keep_key), 0)
-        if data.clusters:
-            table.move_cursor(row=row, animate=False)
+        agents = any(a.agent for a in data.analyses.values())
+        if self.member_table.record_columns != member_columns(agents):
+            self.member_table.set_columns(member_columns(agents))
+        self._fill_clusters(keep)
         self._show_cluster(keep_member, keep_row)
         self.loaded = True
+        self._agree(self.scope)
+
+    def _row_key(self) -> tuple[str, tuple[str, str, str]] | None:
+        """What identifies the row under the cursor across reloads and regrouping."""
+        row = self.cluster_table.cursor_row
+        if not 0 <= row < len(self._rows) or not self.cluster_table.row_count:
+            return None
+        agent, cluster = self._rows[row]
+        return agent, _key(cluster)
+
+    def _fill_clusters(self, keep: tuple[str, tuple[str, str, str]] | None) -> None:
+        """Fill the cluster table from :attr:`data`, one list or grouped by agent, and put
+        the cursor back on the cluster ``keep`` names (under the same agent if it can)."""
+        data, table = self.data, self.cluster_table
+        if self.by_agent:
+            groups = agent_groups(data)
+            self._rows = [(agent, c) for agent, clusters in groups for c in clusters]
+            cells = [
+                grouped_cells(data, agent, c, i == 0)
+                for agent, clusters in groups
+                for i, c in enumerate(clusters)
+            ]
+        else:
+            self._rows = [("", c) for c in data.clusters]
+            cells = [cluster_cells(c) for c in data.clusters]
+        columns = [AGENT_COLUMN, *CLUSTER_COLUMNS] if self.by_agent else CLUSTER_COLUMNS
+        if table.record_columns != columns:
+            table.set_columns(columns)
+        table.set_rows(cells, map(str, range(len(cells))))
+        keys = [(agent, _key(c)) for agent, c in self._rows]
+        row = next((i for i, k in enumerate(keys) if k == keep), None)
+        if row is None and keep is not None:  # regrouped: the same cluster, any agent
+            row = next((i for i, k in enumerate(keys) if k[1] == keep[1]), None)
+        if self._rows:
+            table.move_cursor(row=row or 0, animate=False)
+        table.border_title = "clusters by responsible agent" if self.by_agent else "clusters"
+
+    def watch_by_agent(self) -> None:
+        member = self.member
+        self._fill_clusters(self._row_key())
+        self._show_cluster(member.id if member else None, self.member_table.cursor_row)
+
+    def action_toggle_by_agent(self) -> None:
+        self.by_agent = not self.by_agent
+
+    # -- agreement with people's spans ------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="clusters-agreement")
+    def _agree(self, scope: AnalysisScope) -> None:
+        """Compare the heuristic's causal steps with those people marked in ``scope``."""
+        where = failures_in_scope(scope.where)
+        with self.session.pool.store() as store:
+            line = summary(agreement(store, where, baselines=True, heuristic=True))
+        deliver(self, self._agreed, scope, line)
+
+    def _agreed(self, scope: AnalysisScope, line: str) -> None:
+        if scope.label != self.scope.label:
+            return  # the scope changed meanwhile: its own line is on its way
+        widget = self.query_one("#clusters-agreement", Static)
+        widget.update(agreement_line(line, scope))
+        widget.display = bool(line)
 
     @on(DataTable.RowHighlighted, "#cluster-table")
     def _cluster_highlighted(self) -> None:
@@ -287,7 +430,8 @@ class ClustersScreen(Screen[None]):
         members = self.data.members(cluster) if cluster else []
         contrasts = cluster.contrasts if cluster else []
         table = self.member_table
-        table.set_rows(map(member_cells, members), [str(a.id) for a in members])
+        agents = AGENT_COLUMN in table.record_columns
+        table.set_rows([member_cells(a, agents) for a in members], [str(a.id) for a in members])
         ids = [a.id for a in members]
         row = ids.index(keep_member) if keep_member in ids else min(keep_row, len(ids) - 1)
         if members:
@@ -416,8 +560,9 @@ class ClustersScreen(Screen[None]):
         from tui.screens.scope_modal import ScopeModal
 
         def chosen(scope: AnalysisScope | None) -> None:
-            if scope is not None:
+            if scope is not None and scope != self.scope:
                 self.scope = scope
+                self._agree(scope)
 
         self.app.push_screen(ScopeModal(scopes, self.scope), chosen)
 
@@ -431,40 +576,62 @@ class ClustersScreen(Screen[None]):
         if problem is not None:
             self.notify(problem, severity="error", markup=False)
             return
+        self._start_analysis(learn=False)
+
+    def action_learn(self) -> None:
+        """Fit the step scorer on the scope's marked failures and analyse the others with it."""
+        if self.running:
+            self.notify("an analysis is already running")
+            return
+        self._start_analysis(learn=True)
+
+    def _start_analysis(self, learn: bool) -> None:
         self._cancel = threading.Event()
         self.refresh_bindings()
-        self._analyze(self._cancel, self.query_one(JobProgress).reporter(), self.scope)
+        self._analyze(self._cancel, self.query_one(JobProgress).reporter(), self.scope, learn)
 
     @work(thread=True, exclusive=True, group="clusters-analyze")
     def _analyze(
-        self, cancel: threading.Event, progress: Progress, scope: AnalysisScope = DEFAULT_SCOPE
+        self,
+        cancel: threading.Event,
+        progress: Progress,
+        scope: AnalysisScope = DEFAULT_SCOPE,
+        learn: bool = False,
     ) -> None:
+        """Analyse the scope's failures with the app's analyst, or (``learn``) with the step
+        scorer fitted on the failures of the scope people marked."""
         report: AnalysisReport | str | None = None
         with self.session.pool.store() as store:
             try:
-                report = analyze(
-                    store,
-                    scope.where,
-                    self.session.backends(store).analyst,
-                    progress=progress,
-                    cancel=cancel,
-                )
+                if learn:
+                    progress.start(None, "learning from marked spans")
+                    analyst = learned_analyst(store, scope.where)
+                else:
+                    analyst = self.session.backends(store).analyst
+                report = analyze(store, scope.where, analyst, progress=progress, cancel=cancel)
+            except NotEnoughLabels as error:
+                progress.finish()
+                report = f"cannot learn yet: {error}; {LEARN_HINT}"
             except Cancelled:
                 report = None
             except (ConfigError, ModelError) as error:
                 report = str(error)
-        deliver(self, self._analyzed, report)
+        deliver(self, self._analyzed, report, learn)
 
-    def _analyzed(self, report: AnalysisReport | str | None) -> None:
+    def _analyzed(self, report: AnalysisReport | str | None, learn: bool = False) -> None:
         self._cancel = None
         self.refresh_bindings()
+        key = "l" if learn else "r"
         if report is None:
-            self.notify("analysis cancelled; r continues it", severity="warning")
+            self.notify(f"analysis cancelled; {key} continues it", severity="warning")
         elif isinstance(report, str):
-            self.notify(report, severity="error", markup=False)
+            self.notify(report, severity="warning" if learn else "error", markup=False)
         else:
-            text = f"{report.analyzed} failures analysed, {report.clusters} clusters"
+            text = "learned from marked spans: " if learn else ""
+            text += f"{report.analyzed} failures analysed, {report.clusters} clusters"
             text += f" ({self.scope.label})"
+            if report.marked:
+                text += f", {report.marked} at a person's span"
             if report.rejected:
                 text += f", {len(report.rejected)} proposals refused"
             if report.failed:
