@@ -186,14 +186,14 @@ def check_script(case: FailureCase, readings: Sequence[StepReading]) -> ScriptCh
     script: unlisted reads allowed, state changes and their arguments compared."""
     if not (case.contrast_reference or (case.contrast_id and case.contrast_same_task)):
         return ScriptCheck()
-    expected = [s.action for s in case.contrast_steps if effect_of(s.action) == "change"]
+    expected = [s.action for s in case.contrast_steps if _scripted(effect_of(s.action))]
     if not expected:
         return ScriptCheck()
     left = [_call_key(a) for a in expected]
     deviation, at_deviation, later = None, "", set()
     matched_last = -1
     for position, (step, reading) in enumerate(zip(case.steps, readings, strict=True)):
-        if reading.effect != "change" or tool_call(step.action) is None:
+        if not _scripted(reading.effect):
             continue
         key = _call_key(step.action)
         if key in left:
@@ -223,6 +223,12 @@ def check_script(case: FailureCase, readings: Sequence[StepReading]) -> ScriptCh
         later=frozenset(later),
         missing_at=missing_at,
     )
+
+
+def _scripted(effect: str) -> bool:
+    """Whether a step of this effect is compared with the script: anything but a read or a
+    text reply (a step whose name says neither read nor change may change state)."""
+    return effect in ("change", "run", "other")
 
 
 def _call_key(action: str) -> str:
