@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import click
@@ -21,10 +22,10 @@ from workbench.cli.options import (
     integer,
     reasoner_option,
 )
-from workbench.cli.tables import Column, print_records
+from workbench.cli.tables import Cell, Column, print_records
 
 if TYPE_CHECKING:
-    from store import EpisodeFilter, Store
+    from store import Cluster, EpisodeFilter, Store
     from workbench.analyze.analyst import Analyst
     from workbench.analyze.analyzer import AnalysisReport
 
@@ -234,38 +235,43 @@ def _scope_name(store: Store, where: EpisodeFilter) -> str:
     return ", ".join(parts) or "all episodes"
 
 
+ONE_AGENT = "(one agent)"
+"""Where ``clusters --by agent`` lists the members that come from logs of a single agent."""
+ORIGINS = {"human": "person's span", "learned": "learned"}
+"""How ``clusters --show`` marks a member whose span is not the analyzer's own judgment."""
+CLUSTER_COLUMNS = [
+    Column("id", justify="right"),
+    Column("size", justify="right"),
+    Column("family"),
+    Column("status"),
+    Column("trigger", text=True),
+    Column("correction", text=True),
+    Column("reason", text=True),
+]
+
+
 @click.command("clusters")
 @click.option("--run", "run_id", type=integer(), help="Analysis run (default: the latest).")
 @click.option(
     "--show",
     "cluster_id",
     type=integer(),
-    help="Show one cluster: its members and contrastive successes.",
+    help="Show one cluster: its members (each with its responsible agent, and whether its span is a person's or the learned scorer's) and contrastive successes.",
+)
+@click.option(
+    "--by",
+    type=click.Choice(["agent"]),
+    help="Group the listing under the agent each member's analysis holds responsible: a cluster whose members blame several agents is listed under each (size: that agent's members of all), members from logs of one agent under '(one agent)'.",
 )
 @existing_db_option
-def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -> None:
+def clusters_command(
+    store: Store, run_id: int | None, cluster_id: int | None, by: str | None
+) -> None:
     """List failure clusters (supported first, largest first), or show one."""
     if cluster_id is not None:
-        cluster = store.cluster(cluster_id)
-        if cluster is None:
-            raise click.ClickException(f"no cluster {cluster_id} (see `workbench clusters`)")
-        console.print(
-            f"[bold]cluster {cluster.id}[/] {cluster.status} · {escape(cluster.family)} · {len(cluster.members)} member(s)"
-        )
-        console.print(
-            f"trigger    {escape(cluster.trigger)}\ncorrection {escape(cluster.correction) or '–'}"
-        )
-        if cluster.reason:
-            console.print(f"[yellow]deferred:[/] {escape(cluster.reason)}")
-        for analysis_id in cluster.members:
-            a = store.analysis(analysis_id)
-            if a is not None:
-                console.print(
-                    f"  {escape(a.episode_id)} steps {a.start}..{a.end} conf {a.confidence:.2f} \\[{a.status}] {escape(a.change)}"
-                )
-        console.print(
-            "contrastive successes: " + (", ".join(escape(e) for e in cluster.contrasts) or "none")
-        )
+        if by is not None:
+            raise click.UsageError("--by groups the listing; it does not go with --show")
+        _show_cluster(store, cluster_id)
         return
     runs = store.analysis_runs()
     run = (
@@ -279,25 +285,81 @@ def clusters_command(store: Store, run_id: int | None, cluster_id: int | None) -
             if run_id is None
             else f"no analysis run {run_id}"
         )
-    columns = [
-        Column("id", justify="right"),
-        Column("size", justify="right"),
-        Column("family"),
-        Column("status"),
-        Column("trigger", text=True),
-        Column("correction", text=True),
-        Column("reason", text=True),
-    ]
-    rows = [
-        [
-            str(c.id),
-            str(len(c.members)),
-            c.family,
-            Text(c.status, style="green" if c.status == "supported" else "yellow"),
-            c.trigger,
-            c.correction,
-            c.reason,
+    title = f"analysis run {run.id} ({run.reasoner})"
+    clusters = store.clusters(run.id)
+    if by is None:
+        rows = [_cluster_row(c, str(len(c.members))) for c in clusters]
+        print_records(console, CLUSTER_COLUMNS, rows, title=title)
+        return
+    console.print(Text(f"{title}, by responsible agent", "italic"), soft_wrap=True)
+    for i, (agent, listed) in enumerate(_by_agent(store, run.id, clusters)):
+        failures = sum(mine for _, mine in listed)
+        rows = [
+            _cluster_row(c, str(mine) if mine == len(c.members) else f"{mine}/{len(c.members)}")
+            for c, mine in listed
         ]
-        for c in store.clusters(run.id)
+        if i == 0 or console.is_terminal:
+            console.print()  # after the title or a table (records printed as blocks end blank)
+        console.print(
+            Text.assemble((agent, "bold"), f": {failures} failure(s) in {len(listed)} cluster(s)"),
+            soft_wrap=True,
+        )
+        print_records(console, CLUSTER_COLUMNS, rows)
+
+
+def _show_cluster(store: Store, cluster_id: int) -> None:
+    """``clusters --show``: one cluster, its members and its contrastive successes."""
+    cluster = store.cluster(cluster_id)
+    if cluster is None:
+        raise click.ClickException(f"no cluster {cluster_id} (see `workbench clusters`)")
+    console.print(
+        f"[bold]cluster {cluster.id}[/] {cluster.status} · {escape(cluster.family)} · {len(cluster.members)} member(s)"
+    )
+    console.print(
+        f"trigger    {escape(cluster.trigger)}\ncorrection {escape(cluster.correction) or '–'}"
+    )
+    if cluster.reason:
+        console.print(f"[yellow]deferred:[/] {escape(cluster.reason)}")
+    for analysis_id in cluster.members:
+        a = store.analysis(analysis_id)
+        if a is not None:
+            marks = [f"agent {escape(a.agent)}"] if a.agent else []
+            marks += [ORIGINS[a.origin]] if a.origin in ORIGINS else []
+            said = f" ({', '.join(marks)})" if marks else ""
+            console.print(
+                f"  {escape(a.episode_id)} steps {a.start}..{a.end}{said} conf {a.confidence:.2f} \\[{a.status}] {escape(a.change)}"
+            )
+    console.print(
+        "contrastive successes: " + (", ".join(escape(e) for e in cluster.contrasts) or "none")
+    )
+
+
+def _cluster_row(cluster: Cluster, size: str) -> list[Cell]:
+    """A cluster's line in the listing, its size as given."""
+    return [
+        str(cluster.id),
+        size,
+        cluster.family,
+        Text(cluster.status, style="green" if cluster.status == "supported" else "yellow"),
+        cluster.trigger,
+        cluster.correction,
+        cluster.reason,
     ]
-    print_records(console, columns, rows, title=f"analysis run {run.id} ({run.reasoner})")
+
+
+def _by_agent(
+    store: Store, run_id: int, clusters: list[Cluster]
+) -> list[tuple[str, list[tuple[Cluster, int]]]]:
+    """Each agent the run's analyses hold responsible, with its clusters and how many members
+    of each are its failures: the agent blamed for the most failures first, the failures of
+    single-agent logs (:data:`ONE_AGENT`) last."""
+    agents = {a.id: a.agent or ONE_AGENT for a in store.analyses(run_id)}
+    groups: dict[str, list[tuple[Cluster, int]]] = {}
+    failures: Counter[str] = Counter()
+    for cluster in clusters:
+        counted = Counter(agents[m] for m in cluster.members if m in agents)
+        failures.update(counted)
+        for agent, mine in counted.items():
+            groups.setdefault(agent, []).append((cluster, mine))
+    order = sorted(groups, key=lambda agent: (agent == ONE_AGENT, -failures[agent], agent))
+    return [(agent, groups[agent]) for agent in order]
