@@ -54,7 +54,7 @@ from workbench.progress import Cancelled, Progress
 
 HELP = Help(
     "Clusters",
-    "Failures of the latest analysis run, grouped when the same correction applies under the same observable trigger in the same family. A cluster is deferred when no single trigger or correction holds. Below: the selected cluster's members — each failure's proposed causal span, to accept, correct or reject — and successful runs of the same family to contrast them with.",
+    "Failures of the latest analysis run, grouped when the same correction applies under the same observable trigger in the same family. A cluster is deferred when no single trigger or correction holds. Below: the selected cluster's members — each failure's proposed causal span, to accept, correct or reject — and successful runs of the same family to contrast them with. A member's span that a person marked says person's span, one the scorer learned from people's spans chose says learned. Once a failure of the scope carries a person's causal span, the line under the summary gives the heuristic's agreement with people's spans beside the first-step, last-step and random baselines.",
     [
         ("↑ ↓", "move in the table"),
         ("tab  shift+tab", "clusters → members → contrasts"),
