@@ -190,13 +190,20 @@ def test_words_are_matched_as_words_not_inside_other_words():
 
 # -- a world's phrases belong to its own episodes -----------------------------------------------
 
+NARRATION = (
+    "The hallway stretches east past a coat rack and a painting of a lighthouse. You cannot"
+    " go there until the way is clear, so look for the door to the kitchen first.\nA clock"
+    " ticks somewhere behind you."
+)
+"""Free text holding two text-game phrases (``cannot``, ``first.`` at a line's end)."""
 TURNS = [
     ("look around", "You see a door to the kitchen."),
-    ("go to kitchen", "You cannot go there: open the door first."),
-    ("open door to kitchen", "The door is now open."),
+    ("go to kitchen", NARRATION),
+    ("open door to kitchen", "The cannotation on the door reads: open."),
     ("go to kitchen", "You move to the kitchen."),
 ]
-"""A text-game run: ScienceWorld reads step 2's answer as an error (``cannot``)."""
+"""A text-game run: ScienceWorld reads step 2's answer as an error; a log of no installed
+world reads no error anywhere (``cannot`` inside a word at step 3 is no word of its own)."""
 
 
 def add_run(store: Store, episode_id: str, environment: str) -> Episode:
@@ -225,4 +232,5 @@ def test_an_imported_log_reads_no_worlds_phrase_as_an_error(store: Store, enviro
     assert lexicon_for(case) is PHRASE_FREE
     assert [r.error for r in read_steps(case.steps)] == [None, None, None, None]
     found = locate(case, set())
-    assert (found.step, found.evidence, found.signal) == (1, "decision", "first")
+    assert found.evidence != "error"
+    assert found.signal not in {"own_error", "blamed_for_error", "critical"}

@@ -257,7 +257,7 @@ def test_a_runs_unrecovered_error_is_blamed_on_the_step_that_wrote_the_code(stor
     )
     marked = features(store, episode)
     assert marked[3] == {"blamed_for_error", "effect_change", "code", "first_edit"}
-    assert marked[5] == {"own_error", "effect_run"}
+    assert "effect_run" in marked[5] and "blamed_for_error" not in marked[5]
     found = find_cause(store, episode)
     assert (found.step, found.evidence, found.signal) == (3, "error", "blamed_for_error")
 
@@ -332,7 +332,7 @@ def test_an_executors_printout_is_not_the_pick_the_agent_whose_code_it_ran_is(st
     strict=True,
     reason="best_step ranks a row by its weightiest feature, so the relay weight (-10) never"
     " lowers a printout's rank: a printout reading as a refusal ('unable to') weighs 2.0"
-    " and beats the coder's step (agent_first_turn 1.6)",
+    " and outranks the step of the agent whose code it printed",
 )
 def test_a_printout_that_reads_as_a_refusal_is_still_not_the_pick(store: Store):
     episode = chat(store, "quiet", "exitcode: 0 (execution succeeded)\nCode output: unable to")
