@@ -15,7 +15,9 @@ def add(
 ) -> Episode:
     store.put_batch(Batch(id="b", name="b"))
     store.put_task(
-        Task(id=task, environment="scienceworld", family=task.split(":")[1], instruction=INSTRUCTION)
+        Task(
+            id=task, environment="scienceworld", family=task.split(":")[1], instruction=INSTRUCTION
+        )
     )
     episode = Episode(id=episode_id, task_id=task, batch_id="b", outcome=Outcome(success=success))
     steps = [

@@ -104,12 +104,6 @@ def test_cross_validation_gives_one_pick_per_failure_the_same_each_time(store: S
         cross_validated(labelled_failures, 9)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="cross_validated checks only len(examples) >= folds; a fold's training share below"
-    " MIN_LABELLED then raises from StepScorer naming that share ('2 failure(s)'), not the 5"
-    " labelled failures given (analyze --agreement --cv 2 with 5-7 marked failures says so)",
-)
 def test_too_few_for_the_folds_is_said_with_the_number_of_labelled_failures(store: Store):
     with pytest.raises(NotEnoughLabels, match=r"^5 failure\(s\)"):
         cross_validated(examples(store, 5), 2)

@@ -236,22 +236,11 @@ def test_an_imported_log_reads_no_worlds_phrase_as_an_error(store: Store, enviro
     assert found.signal not in {"own_error", "blamed_for_error", "critical"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="'go' is a run verb (the Go toolchain), so a text log's move 'go to fridge 1' reads"
-    " as running code: its error is then traced back to the last change before it",
-)
 def test_a_move_in_a_text_log_is_not_running_code():
     assert effect_of(shell("go test ./...")) == "run"
     assert effect_of("go to fridge 1") != "run"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a sentence opening with 'No' pushes back, so a user's closing 'No, that's all."
-    " Thanks!' (tau-bench's simulated users end so) marks the agent's 'anything else?' reply"
-    " as pushed back (weight 2.0)",
-)
 @pytest.mark.parametrize("answer", ["No, that’s all. Thanks!", "No problem at all, glad to hear."])
 def test_a_user_closing_the_conversation_does_not_push_back(answer: str):
     assert not pushes_back(answer)

@@ -328,12 +328,6 @@ def test_an_executors_printout_is_not_the_pick_the_agent_whose_code_it_ran_is(st
     assert (analysis.start, analysis.agent, analysis.origin) == (1, "assistant", "analyzer")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="best_step ranks a row by its weightiest feature, so the relay weight (-10) never"
-    " lowers a printout's rank: a printout reading as a refusal ('unable to') weighs 2.0"
-    " and outranks the step of the agent whose code it printed",
-)
 def test_a_printout_that_reads_as_a_refusal_is_still_not_the_pick(store: Store):
     episode = chat(store, "quiet", "exitcode: 0 (execution succeeded)\nCode output: unable to")
     assert "relay" in features(store, episode)[2]

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from store import EpisodeFilter, Store
+from store import Analysis, AnalysisRun, Cluster, EpisodeFilter, Store
 from tests.analyze.multi_agent_db import build_agents_db
 from tests.tui.conftest import SIZE, screen_for_key, settle, shown
 from tui.app import make_app
-from tui.screens.clusters import ONE_AGENT, ClustersScreen, agent_groups
+from tui.screens.clusters import ONE_AGENT, ClustersScreen, agent_groups, grouped_cells
 from tui.screens.help import HelpScreen
 from tui.widgets.job_progress import JobProgress
 from workbench.analyze.analyzer import analyze
-from workbench.analyze.clusters import read_clusters
+from workbench.analyze.clusters import ClusterData, read_clusters
 from workbench.analyze.heuristic import HeuristicAnalyst
 
 
@@ -81,9 +81,13 @@ async def test_members_name_their_agent_and_a_persons_span(few_marked):
     app = make_app(few_marked, poll_interval=0)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_clusters(pilot)
-        header, *lines = member_lines(screen)
-        assert header.split()[:3] == ["episode", "agent", "span"]
-        by_episode = {line.split()[0]: line for line in lines if line.strip()}
+        by_episode: dict[str, str] = {}
+        for row in range(screen.cluster_table.row_count):  # every cluster's members
+            screen.cluster_table.move_cursor(row=row)
+            await settle(pilot)
+            header, *lines = member_lines(screen)
+            assert header.split()[:3] == ["episode", "agent", "span"]
+            by_episode |= {line.split()[0]: line for line in lines if line.strip()}
         assert "Coder" in by_episode["chat-0"] and "person's span" in by_episode["chat-0"]
         assert "Planner" in by_episode["chat-4"] and "person's span" not in by_episode["chat-4"]
 
@@ -155,16 +159,17 @@ async def test_g_groups_the_clusters_under_the_agents_held_responsible(few_marke
         assert screen.cluster_table.border_title == "clusters by responsible agent"
         header, *rows = [line for line in shown(screen.cluster_table) if line.strip()]
         assert header.split()[:3] == ["agent", "size", "family"]
-        # the chats' cluster under each agent it blames (how many of its members each), the
-        # single agent's failure under "(one agent)"
-        assert rows[0].split()[:3] == ["Planner", "4/6", "math"]
-        assert rows[1].split()[:3] == ["Coder", "2/6", "math"]
+        # the people's spans (the coder's) and the analyzer's (the planner's approach) are
+        # different triggers, so two clusters, each under its agent; the single agent's
+        # failure under "(one agent)" (a cluster of mixed agents: test_grouped_cells_*)
+        assert rows[0].split()[:3] == ["Planner", "4", "math"]
+        assert rows[1].split()[:3] == ["Coder", "2", "math"]
         assert rows[2].split()[:4] == ["(one", "agent)", "1", "boil"]
         assert len(rows) == 3
         # a row under an agent selects its cluster: every member is listed
         screen.cluster_table.move_cursor(row=1)
         await settle(pilot)
-        assert screen.cluster.family == "math" and screen.member_table.row_count == 6
+        assert screen.cluster.family == "math" and screen.member_table.row_count == 2
 
         await pilot.press("g")
         await settle(pilot)
@@ -193,3 +198,22 @@ def test_agent_groups_order_and_the_one_agent_group(few_marked):
         data = read_clusters(store)
     groups = [(agent, [c.family for c in clusters]) for agent, clusters in agent_groups(data)]
     assert groups == [("Planner", ["math"]), ("Coder", ["math"]), (ONE_AGENT, ["boil"])]
+
+
+def test_grouped_cells_give_each_agent_its_share_of_a_cluster_of_mixed_agents():
+    analyses = {
+        i: Analysis(id=i, run_id=1, episode_id=f"e{i}", start=1, end=1, agent=agent)
+        for i, agent in enumerate(["Coder", "Coder", "Planner", ""], start=1)
+    }
+    mixed = Cluster(id=1, run_id=1, family="math", trigger="t", members=[1, 2, 3])
+    single = Cluster(id=2, run_id=1, family="boil", trigger="u", members=[4])
+    data = ClusterData(AnalysisRun(id=1, reasoner="heuristic", scope={}), [mixed, single], analyses)
+    groups = agent_groups(data)
+    assert [(agent, [c.id for c in found]) for agent, found in groups] == [
+        ("Coder", [1]),
+        ("Planner", [1]),
+        (ONE_AGENT, [2]),
+    ]
+    assert [c.plain for c in grouped_cells(data, "Coder", mixed, True)[:2]] == ["Coder", "2/3"]
+    assert [c.plain for c in grouped_cells(data, "Planner", mixed, False)[:2]] == ["", "1/3"]
+    assert grouped_cells(data, ONE_AGENT, single, True)[1].plain.strip() == "1"

@@ -130,7 +130,7 @@ def analyze(
         failures.append((episode, human))
     todo = [(e, h) for e, h in failures if e.n_steps]
     report = AnalysisReport(run=run, skipped=skipped, no_steps=len(failures) - len(todo))
-    origin = getattr(analyst, "origin", "analyzer")
+    origin_of = getattr(analyst, "origin_of", None)
     progress.start(len(todo), f"analyzing with {analyst.name}")
     try:
         for episode, human in todo:
@@ -158,6 +158,7 @@ def analyze(
                     store.add_analysis(analysis)
                     report.marked += 1
                 else:
+                    origin = origin_of(case) if origin_of is not None else "analyzer"
                     analysis = _analysis(run.id, case, proposal, origin)
                     store.add_analysis(analysis, _span(episode.id, analyst.name, proposal))
                 report.analyzed += 1

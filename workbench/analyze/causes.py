@@ -24,6 +24,7 @@ agent's ``ground_truth`` metadata: that is what its accuracy is measured against
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -31,7 +32,7 @@ from typing import Literal
 from store import Episode, EpisodeFilter, Step, Store, Task
 from workbench.analyze.analyst import FailureCase
 from workbench.analyze.families import episodes_of, family_of
-from workbench.analyze.reading import read_steps
+from workbench.analyze.reading import error_of, read_steps
 from workbench.analyze.scoring import (
     HEURISTIC_WEIGHTS,
     best_step,
@@ -79,6 +80,8 @@ def step_signal(action: str, observation: str, lexicon: Lexicon | None = None) -
     if is_reply(action):
         call = tool_call(action)
         return refusal(str(call[1].get("text", ""))) if call else None
+    if lexicon is PHRASE_FREE:  # an imported log: what any log's answer says
+        return error_of(action, observation)
     return error_signature(observation, lexicon)
 
 
@@ -114,13 +117,14 @@ def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
     only states the task. A reply's observation is what the user (or the log's unnamed
     parties) said next, before the next agent step."""
     results = {s.tool_call_id: s for s in steps if s.kind == "tool_result" and s.tool_call_id}
-    task = " ".join(instruction.split())
+    task = set(_WORDS.findall(instruction.lower()))
     decided: list[Step] = []
     stated = not task  # whether the message that states the task has been passed
     for position, step in enumerate(steps):
-        if not stated and step.kind == "message" and task in " ".join(step.content.split()):
-            stated = True  # the task as posed (a proxy's or an admin's opening message)
-            continue
+        if not stated and step.kind == "message" and step.role != "system" and step.content.strip():
+            stated = True
+            if _states(step.content, task):
+                continue  # the task as posed (a proxy's or an admin's opening message)
         if step.kind == "tool_call" and step.action:
             result = results.get(step.tool_call_id) or _next_result(steps, position)
             observation = _result_text(result) if result else step.observation
@@ -135,6 +139,17 @@ def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
                 )
             )
     return decided
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+STATES_TASK = 0.8
+"""Share of the instruction's words a run's first message must hold to be the task as
+posed (a proxy wraps it in its own words; a log may reformat its figures)."""
+
+
+def _states(text: str, task: set[str]) -> bool:
+    """Whether a message states the task: it holds most of the instruction's words."""
+    return len(task & set(_WORDS.findall(text.lower()))) >= STATES_TASK * len(task)
 
 
 def _is_agent_message(step: Step) -> bool:

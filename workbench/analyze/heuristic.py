@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from store import EpisodeFilter, Store
+from store.records import AnalysisOrigin
 from workbench.analyze.analyst import FailureCase, Proposal
 from workbench.analyze.causes import (
     CausalFinding,
@@ -13,8 +14,7 @@ from workbench.analyze.causes import (
     locate_in_log,
     trigger_of,
 )
-from workbench.analyze.learned import StepScorer, labelled, position_of
-from workbench.analyze.scoring import case_features
+from workbench.analyze.learned import StepScorer, labelled, learned_rows, position_of
 from workbench.compare import shape
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "decision": 0.6, "end": 0.35}
@@ -76,28 +76,39 @@ class LearnedAnalyst:
     person marked keeps their span."""
 
     name = "heuristic+learned"
-    origin = "learned"
 
-    def __init__(self, store: Store, scorer: StepScorer) -> None:
+    def __init__(self, store: Store, scorer: StepScorer, families: set[str]) -> None:
         self.base = HeuristicAnalyst(store)
         self.scorer = scorer
+        self.families = families
+        """The families of the failures it learned from: only theirs are chosen by it."""
+
+    def origin_of(self, case: FailureCase) -> AnalysisOrigin:
+        """``learned`` for a failure of a family the scorer learned from, else ``analyzer``
+        (the heuristic's own choice)."""
+        return "learned" if self._learns(case) else "analyzer"
+
+    def _learns(self, case: FailureCase) -> bool:
+        return bool(case.steps) and not case.marked and case.family in self.families
 
     def analyze_failure(self, case: FailureCase) -> Proposal:
-        if case.marked or not case.steps:
+        if not self._learns(case):
             return self.base.analyze_failure(case)
         benign = self.base.benign(case.family)
-        at = self.scorer.pick(case_features(case, benign_check(case, benign)))
+        at = self.scorer.pick(learned_rows(case, benign_check(case, benign)))
         return self.base.proposal(case, locate_in_log(case, benign, at=at))
 
 
 def learned_analyst(store: Store, where: EpisodeFilter) -> LearnedAnalyst:
     """A :class:`LearnedAnalyst` fitted on the failures ``where`` selects that carry a
-    person's causal span (raises :class:`~workbench.analyze.learned.NotEnoughLabels`)."""
+    person's causal span, choosing for the failures of their families only (raises
+    :class:`~workbench.analyze.learned.NotEnoughLabels`)."""
     from workbench.analyze.analyzer import failures_in_scope, human_span
     from workbench.analyze.causes import build_case
 
     base = HeuristicAnalyst(store)
     examples = []
+    families: set[str] = set()
     for episode in store.iter_episodes(failures_in_scope(where)):
         human = human_span(store, episode.id)
         if human is None:
@@ -106,7 +117,8 @@ def learned_analyst(store: Store, where: EpisodeFilter) -> LearnedAnalyst:
         found = labelled(case, human.start, benign_check(case, base.benign(case.family)))
         if found is not None:
             examples.append(found)
-    return LearnedAnalyst(store, StepScorer(examples))
+            families.add(case.family)
+    return LearnedAnalyst(store, StepScorer(examples), families)
 
 
 def _change_text(finding: CausalFinding, never_taken: bool) -> str:

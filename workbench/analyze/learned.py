@@ -15,11 +15,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from workbench.analyze.analyst import FailureCase
-from workbench.analyze.scoring import FEATURES, case_features
+from workbench.analyze.scoring import (
+    FEATURES,
+    HEURISTIC_WEIGHTS,
+    best_step,
+    case_features,
+    strength,
+)
 from workbench.llm.steps import CaseStep
 
+LEARNED_FEATURES = (*FEATURES, "heuristic_pick", "heuristic_strength")
+"""What the scorer weighs: the evidence of every step, and what the hand-set weights make of
+it (so that with few labels it starts from the heuristic and learns where to part from it)."""
 MIN_LABELLED = 4
 """Failures with a person's span needed before a scorer is fitted (fewer say nothing)."""
+PENALTY = 1.0
+"""How strongly the weights are held to the prior (squared distance): a few dozen labelled
+failures against some thirty features call for a firm hold."""
+PRIOR_PICK = 3.0
+"""The prior weight of the heuristic's pick (enough for it to win where nothing is learned)."""
 SEED = 0
 """Seed of the regression's solver and of the folds' shuffle (recorded, so reruns agree)."""
 
@@ -45,6 +59,19 @@ def position_of(steps: Sequence[CaseStep], index: int) -> int:
     return before[-1] if before else 0
 
 
+def learned_rows(case: FailureCase, benign: Callable[[CaseStep, str], bool]) -> list[list[float]]:
+    """The scorer's rows of a case: each step's features, whether the heuristic picks it, and
+    the heuristic's strength of evidence there (its weightiest feature, over 10)."""
+    rows = case_features(case, benign)
+    if not rows:
+        return rows
+    pick = best_step(rows, HEURISTIC_WEIGHTS)
+    return [
+        [*row, float(position == pick), strength(row, HEURISTIC_WEIGHTS) / 10]
+        for position, row in enumerate(rows)
+    ]
+
+
 def labelled(
     case: FailureCase, start: int, benign: Callable[[CaseStep, str], bool]
 ) -> Labelled | None:
@@ -52,11 +79,17 @@ def labelled(
     case has no agent step)."""
     if not case.steps:
         return None
-    return Labelled(case, case_features(case, benign), position_of(case.steps, start))
+    return Labelled(case, learned_rows(case, benign), position_of(case.steps, start))
 
 
 class StepScorer:
-    """A logistic regression over step features, fitted on labelled failures."""
+    """A conditional logit over each failure's steps, fitted on labelled failures.
+
+    Within a failure the steps compete: the probability that step *i* is the cause is the
+    softmax of ``w · x_i`` over the failure's steps, and ``w`` maximises the likelihood of the
+    marked steps. The weights are pulled towards the heuristic (``PRIOR_PICK`` on its pick,
+    nothing else) rather than towards zero, so with few labels the scorer picks what the
+    heuristic picks and parts from it only where the labels keep disagreeing."""
 
     def __init__(self, examples: Sequence[Labelled]) -> None:
         if len(examples) < MIN_LABELLED:
@@ -64,44 +97,56 @@ class StepScorer:
                 f"{len(examples)} failure(s) with a person's causal span; a scorer needs at"
                 f" least {MIN_LABELLED}"
             )
-        from sklearn.linear_model import LogisticRegression
+        import numpy as np
+        from scipy.optimize import minimize
 
-        x = [row for example in examples for row in example.rows]
-        y = [
-            int(position == example.target)
-            for example in examples
-            for position in range(len(example.rows))
-        ]
-        if len(set(y)) < 2:
+        if all(len(example.rows) < 2 for example in examples):
             raise NotEnoughLabels(
                 "every labelled failure has a single agent step: nothing to tell apart"
             )
-        self.model = LogisticRegression(
-            class_weight="balanced", C=1.0, max_iter=2000, random_state=SEED
-        )
-        self.model.fit(x, y)
+        runs = [(np.asarray(e.rows, dtype=float), e.target) for e in examples if len(e.rows) > 1]
+        prior = np.zeros(len(LEARNED_FEATURES))
+        prior[LEARNED_FEATURES.index("heuristic_pick")] = PRIOR_PICK
+
+        def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+            total = PENALTY * float((w - prior) @ (w - prior))
+            grad = 2 * PENALTY * (w - prior)
+            for x, target in runs:
+                scores = x @ w
+                scores = scores - scores.max()
+                p = np.exp(scores)
+                p /= p.sum()
+                total -= float(np.log(p[target] + 1e-300))
+                grad += x.T @ p - x[target]
+            return total, grad
+
+        found = minimize(loss, prior, jac=True, method="L-BFGS-B")
+        self.w = found.x
         self.labelled = len(examples)
 
     def pick(self, rows: Sequence[Sequence[float]]) -> int:
         """The position of the step the scorer rates likeliest to be the cause (the earliest
         among equals)."""
-        scores = self.model.decision_function([list(r) for r in rows])
+        scores = [sum(w * v for w, v in zip(self.w, row, strict=True)) for row in rows]
         return max(range(len(rows)), key=lambda i: (round(float(scores[i]), 9), -i))
 
     def weights(self) -> dict[str, float]:
-        """What each feature weighs (the regression's coefficients)."""
-        return dict(zip(FEATURES, (float(c) for c in self.model.coef_[0]), strict=True))
+        """What each feature weighs."""
+        return dict(zip(LEARNED_FEATURES, (float(c) for c in self.w), strict=True))
 
 
 def cross_validated(examples: Sequence[Labelled], folds: int) -> list[int]:
     """Each example's pick by a scorer fitted on the other folds only (in ``examples``'
-    order). ``folds`` is capped at the number of examples."""
+    order). Raises :class:`NotEnoughLabels` when a fold's scorer would learn from fewer than
+    :data:`MIN_LABELLED` failures."""
     from sklearn.model_selection import KFold
 
-    if len(examples) < max(2, folds):
+    needed = max(folds, minimum_for(folds))
+    if len(examples) < needed:
         raise NotEnoughLabels(
             f"{len(examples)} failure(s) with a person's causal span; {folds}-fold"
-            f" cross-validation needs at least {max(2, folds)}"
+            f" cross-validation needs at least {needed} (each fold's scorer learns from the"
+            f" other folds' failures, at least {MIN_LABELLED})"
         )
     picks = [0] * len(examples)
     splitter = KFold(n_splits=folds, shuffle=True, random_state=SEED)
@@ -110,3 +155,12 @@ def cross_validated(examples: Sequence[Labelled], folds: int) -> list[int]:
         for i in test:
             picks[i] = scorer.pick(examples[i].rows)
     return picks
+
+
+def minimum_for(folds: int) -> int:
+    """The fewest labelled failures with which every one of ``folds`` folds leaves at least
+    :data:`MIN_LABELLED` to learn from (the largest fold holds ``ceil(n / folds)``)."""
+    n = MIN_LABELLED
+    while n - -(-n // folds) < MIN_LABELLED:
+        n += 1
+    return n

@@ -194,7 +194,6 @@ _RUN_VERBS = frozenset(
         "pip",
         "tox",
         "cargo",
-        "go",
         "java",
     ]
 )
@@ -257,7 +256,8 @@ _REFUSING = re.compile(
 """Softer ways a reply declines than :func:`~workbench.analyze.signals.refusal` reads."""
 
 _PUSHBACK = re.compile(
-    r"(?:^|[.!?]\s+)(?:no|nope|wait|actually|hmm)\b[,.!]?"
+    r"(?:^|[.!?]\s+)(?:no|nope|wait|actually|hmm)\b(?![,.!]?\s*(?:problem|worries|thanks|thank"
+    r"|that['’]?s (?:all|it|everything)|need|more|other|further))[,.!]?"
     r"|\b(?:that(?:'s| is) (?:not|wrong|incorrect)|(?:is|was|are) (?:wrong|incorrect|not correct)"
     r"|I (?:didn't|did not|never) (?:ask|want|say|mean)|not what I|you (?:misunderstood|made a"
     r" mistake)|still (?:not|doesn't|does not|fails?|failing)|(?:does|did)n't work"
@@ -267,7 +267,34 @@ _PUSHBACK = re.compile(
 )
 """What a user, a critic or an environment says back when a step was wrong."""
 
+_NEGATIVE = re.compile(
+    r"\b(?:no|not|nothing|none|never|cannot|can't|can not|unable|unknown|invalid|failed"
+    r"|fails|denied|forbidden|impossible|unrecogni[sz]ed)\b",
+    re.I,
+)
+NEGATIVE_CHARS = 160
+"""A tool's or environment's answer this short that says no is a refusal of the step."""
+
+
+def negative_result(text: str) -> str | None:
+    """``refused`` when a short answer to a step says no (``No known action matches``,
+    ``The door is not open``): whole words of any English answer, read only in what came
+    back, never in an agent's own text."""
+    text = text.strip()
+    if not text or len(text) > NEGATIVE_CHARS:
+        return None
+    return "refused" if _NEGATIVE.search(text) else None
+
+
 _QUESTION = re.compile(r"\?\s*$")
+_RESTART = re.compile(
+    r"\b(?:I (?:apologi[sz]e|made (?:a|an) (?:mistake|error)|misunderstood|misinterpreted"
+    r"|was wrong)|my (?:mistake|apologies|error)|(?:upon|on) (?:reviewing|reflection|second thought)"
+    r"|I (?:now )?reali[sz]ed?|let me (?:correct|fix|reconsider|re-?do)|let's (?:correct|reconsider)"
+    r"|that (?:was|is) (?:incorrect|wrong))\b",
+    re.I,
+)
+"""How an agent says it got something wrong and starts again."""
 _RELAY = re.compile(
     r"^\s*(?:exit ?code|exitcode|return ?code|output|stdout|stderr|result|observation)\s*[:=]"
     r"|^\s*(?:Traceback \(most recent call last\)|\$ )",
@@ -293,6 +320,8 @@ class StepReading:
     """Whether the step only relays or executes another agent's output."""
     code: bool
     """Whether the step writes code (a code block, an edit of a source file)."""
+    restart: bool = False
+    """Whether the step (a reply) owns up to a mistake and starts again."""
 
 
 def name_words(name: str) -> list[str]:
@@ -312,6 +341,7 @@ def effect_of(action: str, observation: str = "") -> Effect:
         return "reply"
     call = tool_call(action)
     words: list[str] = []
+    runs = _RUN_VERBS
     if call is not None:
         name, arguments = call
         words = name_words(name)
@@ -320,6 +350,7 @@ def effect_of(action: str, observation: str = "") -> Effect:
             command = " ".join(str(c) for c in command)
         if isinstance(command, str) and set(words) & (_RUN_VERBS | {"shell", "terminal"}):
             words = _command_words(command) or words
+            runs = _RUN_VERBS | {"go"}  # in a shell, `go` is the Go toolchain, not a move
         elif isinstance(command, str) and command in _READ_VERBS | _CHANGE_VERBS:
             words = [command, *words]  # an editor tool's sub-command (view, create, ...)
     else:
@@ -329,7 +360,7 @@ def effect_of(action: str, observation: str = "") -> Effect:
             return "read"
         if word in _CHANGE_VERBS:
             return "change"
-        if word in _RUN_VERBS:
+        if word in runs:
             return "run"
     return "change" if _CHANGE_RESULT.search(observation[:2000]) else "other"
 
@@ -344,8 +375,8 @@ def _command_words(command: str) -> list[str]:
             tokens = tokens[2:] if tokens[0] == "cd" else tokens[1:]
         if tokens:
             words.append(tokens[0].rsplit("/", 1)[-1].lower())
-            if tokens[0] == "sed" and "-i" in tokens:
-                words[-1] = "edit"
+            if tokens[0] == "sed":  # a stream editor edits only in place
+                words[-1] = "edit" if any(t.startswith("-i") for t in tokens) else "view"
         if re.search(r"(?<![<>&\d])>(?!&)", part):
             words.append("write")
     if words and words[0] in _READ_VERBS and "write" in words:
@@ -391,10 +422,11 @@ def read_steps(steps: Sequence[CaseStep]) -> list[StepReading]:
                 agent=step.agent,
                 effect=effect,
                 decision=decision_of(text) if effect == "reply" else "none",
-                error=generic_error(step.observation) if effect != "reply" else None,
+                error=_error_of(effect, step.observation),
                 pushback=effect == "reply" and pushes_back(step.observation),
                 relay=effect == "reply" and (is_relay(text) or printout),
                 code=bool(_CODE.search(text)) if text else _writes_code(step.action),
+                restart=bool(text) and bool(_RESTART.search(text[:600])),
             )
         )
     return readings
@@ -410,6 +442,22 @@ def _is_printout(text: str) -> bool:
         return False
     words = _PROSE_WORD.findall(text[:2000])
     return len(words) < 12 or len(" ".join(words)) < 0.4 * len(text[:2000])
+
+
+def error_of(action: str, observation: str) -> str | None:
+    """The error an imported log's step met (see :func:`read_steps`)."""
+    return _error_of(effect_of(action, observation), observation)
+
+
+def _error_of(effect: Effect, observation: str) -> str | None:
+    """The error what came back reports: any log's error signals; for a step that is not a
+    read, also a short answer that says no (a lookup that finds nothing is no mistake)."""
+    if effect == "reply":
+        return None
+    found = generic_error(observation)
+    if found is None and effect != "read":
+        found = negative_result(observation)
+    return found
 
 
 def _writes_code(action: str) -> bool:

@@ -63,6 +63,7 @@ FEATURES = (
     "position",
     "agent_first_turn",
     "first_edit",
+    "approach",
 )
 """What each step is scored on (all in [0, 1])."""
 
@@ -83,7 +84,7 @@ HEURISTIC_WEIGHTS: dict[str, float] = {
     "code": 0.25,
     "first_edit": 1.0,
     "first": 0.3,
-    "agent_first_turn": 1.6,
+    "approach": 1.6,
     "last": 0.2,
     "relay": -10.0,
 }
@@ -119,6 +120,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
     blamed = _blame_traced(steps, readings, benign, recovered)
     proposed = _proposal_of(steps, readings, script.deviation)
     edit = _first_edit(steps, readings)
+    approach = _approach(readings)
     source = _answer_source(steps, readings)
     seen_agents: set[str] = set()
     rows = []
@@ -133,11 +135,11 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
             "proposed_deviation": position == proposed,
             "later_deviation": step.index in script.later,
             "missing_change_here": script.missing_at == step.index,
-            "own_error": error and position not in recovered,
+            "own_error": error and position not in recovered and reading.effect != "run",
             "recovered_error": error and position in recovered,
             "blamed_for_error": position in blamed,
             "pushback_after": reading.pushback,
-            "refusal": reading.decision == "refusal",
+            "refusal": reading.decision == "refusal" and not reading.code,
             "transfer": reading.decision == "transfer" or _is_transfer_call(step.action),
             "unbacked_claim": reading.decision == "claim"
             and not _changed_before(readings, position),
@@ -157,21 +159,29 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
             "position": position / max(1, n - 1),
             "agent_first_turn": first_turn,
             "first_edit": position == edit,
+            "approach": position == approach,
         }
         rows.append([float(values[name]) for name in FEATURES])
     return rows
 
 
+def strength(row: Sequence[float], weights: dict[str, float]) -> float:
+    """The weight of a row's weightiest feature (0 when none weighs anything)."""
+    return max((weights.get(n, 0.0) * v for n, v in zip(FEATURES, row, strict=False)), default=0.0)
+
+
 def best_step(rows: Sequence[Sequence[float]], weights: dict[str, float]) -> int:
-    """The position of the row with the strongest evidence: its weightiest feature decides,
-    the sum of the others breaks ties, then the earlier step (several weak hints at a late
-    step do not outweigh one strong sign earlier)."""
+    """The position of the row with the strongest evidence: a row with a negative feature (a
+    relay) only when every row has one; then its weightiest feature decides, the sum of the
+    others breaks ties, then the earlier step (several weak hints at a late step do not
+    outweigh one strong sign earlier)."""
 
-    def strength(i: int) -> tuple[float, float, int]:
-        weighed = [weights.get(n, 0.0) * v for n, v in zip(FEATURES, rows[i], strict=True)]
-        return (max(weighed, default=0.0), sum(weighed), -i)
+    def key(i: int) -> tuple[float, float, float, int]:
+        weighed = [weights.get(n, 0.0) * v for n, v in zip(FEATURES, rows[i], strict=False)]
+        veto = min(0.0, *weighed)  # a step marked against (a relay) is never preferred
+        return (veto, max(weighed, default=0.0), sum(weighed), -i)
 
-    return max(range(len(rows)), key=strength)
+    return max(range(len(rows)), key=key)
 
 
 def top_feature(row: Sequence[float], weights: dict[str, float]) -> str:
@@ -278,6 +288,16 @@ def _first_actor(readings: Sequence[StepReading]) -> int:
     return next((i for i, r in enumerate(readings) if not r.relay), 0)
 
 
+def _approach(readings: Sequence[StepReading]) -> int | None:
+    """In a conversation of several agents: where the approach the run ended with was set —
+    the last reply that owned up to a mistake and started again, else the first step of an
+    agent that does not only relay (``None`` in one agent's log)."""
+    if len({r.agent for r in readings if r.agent}) < 2:
+        return None
+    restarts = [p for p, r in enumerate(readings) if r.restart and not r.relay]
+    return restarts[-1] if restarts else _first_actor(readings)
+
+
 def _recovered(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> set[int]:
     """Positions of errors a later step of the same kind got past (the same tool, or a run
     of the same program, answered without an error)."""
@@ -333,14 +353,7 @@ def _blame_traced(
                 None,
             )
         elif reading.effect == "run":
-            producer = next(
-                (
-                    p
-                    for p in range(position - 1, -1, -1)
-                    if readings[p].code or readings[p].effect == "change"
-                ),
-                None,
-            )
+            producer = _last_edit(steps, readings, position)
         else:
             producer = None
         if producer is not None:
@@ -383,17 +396,43 @@ def _proposal_of(
 _PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+\.\w+")
 
 
-def _first_edit(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> int | None:
-    """The first state change that edits something the run had looked at before (a file
-    path an earlier step named): where the agent committed to its fix, as opposed to
-    scratch files it wrote to try things."""
+def _edits_of_seen(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> set[int]:
+    """Positions of state changes that edit something the run had looked at before (a file
+    path an earlier step named): the agent's fix, as opposed to scratch files it wrote."""
     seen: set[str] = set()
+    edits = set()
     for position, (step, reading) in enumerate(zip(steps, readings, strict=True)):
         paths = set(_PATH.findall(step.action))
         if reading.effect == "change" and paths & seen:
-            return position
+            edits.add(position)
         seen |= paths | set(_PATH.findall(step.observation[:4000]))
-    return None
+    return edits
+
+
+def _first_edit(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> int | None:
+    """The first edit of something the run had looked at (where the agent committed to its
+    fix)."""
+    return min(_edits_of_seen(steps, readings), default=None)
+
+
+def _last_edit(
+    steps: Sequence[CaseStep], readings: Sequence[StepReading], before: int
+) -> int | None:
+    """The step whose code a run at position ``before`` most likely executed: the last edit
+    of something the run had looked at earlier (its source, not a scratch file), else the
+    last step that wrote code or changed state."""
+    edits = _edits_of_seen(steps, readings)
+    found = next((p for p in range(before - 1, -1, -1) if p in edits), None)
+    if found is not None:
+        return found
+    return next(
+        (
+            p
+            for p in range(before - 1, -1, -1)
+            if readings[p].code or readings[p].effect == "change"
+        ),
+        None,
+    )
 
 
 def _printed_error(step: CaseStep) -> str | None:
@@ -422,19 +461,25 @@ def _answer_source(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -
     last = texts[answers[-1]]
     found = _ANSWER_VALUE.search(last)
     value = next((g for g in found.groups() if g), "") if found else ""
-    value = value.strip().rstrip(".").strip(" *`'\"").lower()
+    value = re.split(r"\.(?:\s|$)", value, maxsplit=1)[0].strip().strip(" *`'\"").lower()
     tokens = [value] if value else _NUMBER.findall(last)
     if not tokens:
         return answers[0]
     patterns = [re.compile(r"(?<![\w.])" + re.escape(t) + r"(?![\w])", re.I) for t in tokens]
-    return next(
-        (
-            i
-            for i, text in enumerate(texts)
-            if not readings[i].relay and all(p.search(text) for p in patterns)
-        ),
+    first = next(
+        (i for i, text in enumerate(texts) if all(p.search(text) for p in patterns)),
         answers[-1],
     )
+    if readings[first].relay:  # printed by an executor: the code it ran stated it
+        return next(
+            (
+                p
+                for p in range(first - 1, -1, -1)
+                if readings[p].agent != readings[first].agent and not readings[p].relay
+            ),
+            first,
+        )
+    return first
 
 
 def _reply_text(action: str) -> str:

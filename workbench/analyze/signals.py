@@ -46,7 +46,7 @@ _SIGNALS: tuple[tuple[str, re.Pattern[str]], ...] = (
 """Signal classes of tool results and observations, tried in order."""
 
 _REFUSAL = re.compile(
-    r"\b(?:I\s+(?:cannot|can't|can not|am unable to|am not able to|won't be able to)"
+    r"\b(?:I\s+(?:cannot|can't|can not|am unable to|am not able to|won't be able to)(?!\s+wait\b)"
     r"|I'm\s+(?:unable to|not able to|sorry, but I can't)"
     r"|unfortunately,? I (?:can't|cannot))\b",
     re.I,
