@@ -62,9 +62,11 @@ StagedEpisode = tuple[
 ]
 """One episode to stage (:func:`staged`): the batch it belongs to, its task's row, its row, its
 steps' rows and its spans."""
-_TASK_ID, _TASK_FAMILY, _TASK_SPLIT = (
-    column_names(Task).index(c) for c in ("id", "family", "split")
+_TASK_ID, _TASK_FAMILY, _TASK_SPLIT, _TASK_INSTRUCTION = (
+    column_names(Task).index(c) for c in ("id", "family", "split", "instruction")
 )
+_EPISODE_TASK = column_names(Episode).index("task_id")
+_TASK_INSTRUCTION_OF = "SELECT instruction FROM tasks WHERE id = ?"
 Source = tuple[str, str, str, str | None, int, dict[str, Any] | None]
 """A source file to record when publishing: hash, path, format, batch id, episodes added, and
 what it shares with all its episodes (stored once, :meth:`store.Store.source_metadata`)."""
@@ -349,6 +351,9 @@ class StagedImport:
         made, replacing, updates = changes
         placed = Placed("new", row[_ID])
         found = conn.execute(_EPISODE_AND_TASK, (row[_ID], task[_TASK_ID])).fetchone()
+        if found[1] is not None and (other := _other_task(conn, task)) is not None:
+            task, row = other, _with_task(row, other[_TASK_ID])
+            found = conn.execute(_EPISODE_AND_TASK, (row[_ID], task[_TASK_ID])).fetchone()
         if found[0]:
             placed = self._conflict(replacing, updates, row, steps)
             if not placed.added:
@@ -658,3 +663,20 @@ def next_size(size: int, held: float, largest: int = 1 << 16) -> int:
     if held < TARGET_HOLD / 4:
         return min(largest, size * 2)
     return size
+
+
+def _other_task(conn: sqlite3.Connection, task: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``task`` under an id of its own when its id is stored with another instruction (two
+    logs that number their tasks alike: tau-bench's domains, one-record files of a mapping
+    that names no task), else ``None``. The id gets ``~`` and the instruction's hash, so the
+    same task imported again lands on the same id."""
+    instruction = task[_TASK_INSTRUCTION]
+    stored = conn.execute(_TASK_INSTRUCTION_OF, (task[_TASK_ID],)).fetchone()
+    if not instruction or stored is None or not stored[0] or stored[0] == instruction:
+        return None
+    digest = hashlib.sha1(instruction.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return tuple(f"{v}~{digest}" if i == _TASK_ID else v for i, v in enumerate(task))
+
+
+def _with_task(row: tuple[Any, ...], task_id: str) -> tuple[Any, ...]:
+    return tuple(task_id if i == _EPISODE_TASK else v for i, v in enumerate(row))

@@ -114,3 +114,32 @@ def test_the_command_reports_conflicts_and_a_dry_run_writes_nothing(db_path, tmp
     assert done.exit_code == 0
     assert "conflict: 1 episode(s) had the id of a stored episode with other content" in done.output
     assert "left out, the stored ones kept: run-0000001" in done.output
+
+
+def test_a_task_id_stored_with_another_instruction_gets_an_id_of_its_own(tmp_path):
+    """tau-bench's domains number their tasks alike and their records name no domain: the
+    airline task 1 was attached to the retail task 1 (its instruction and expected actions)."""
+    import json
+
+    real = Path(__file__).parent.parent / "data" / "real" / "openai-chat"
+    record = json.loads((real / "tau-bench-gpt-4o-airline.json").read_text())[0]
+    other = json.loads(json.dumps(record))
+    other["info"]["task"]["instruction"] = "You are someone else, with another errand."
+    (tmp_path / "a.json").write_text(json.dumps([record]))
+    (tmp_path / "b.json").write_text(json.dumps([other]))
+    db = tmp_path / "t.db"
+    with Store(db) as store:
+        import_paths(store, [tmp_path / "a.json"])
+        import_paths(store, [tmp_path / "b.json"])
+        import_paths(store, [tmp_path / "b.json"])  # the same file again: nothing new
+        tasks = {
+            t.id: t.instruction
+            for t in (store.task(e.task_id) for e in store.iter_episodes())
+            if t is not None
+        }
+        assert len(list(store.iter_episodes())) == 2
+    first = record["info"]["task"]["instruction"]
+    [mine] = [i for i in tasks if i != "openai-chat:1"]
+    assert tasks["openai-chat:1"] == first and tasks[mine] == other["info"]["task"]["instruction"]
+    assert mine.startswith("openai-chat:1~") and len(mine) == len("openai-chat:1~") + 8
+    sound(str(db))
