@@ -213,6 +213,20 @@ def test_a_role_read_as_it_is_must_be_one_of_six_and_its_error_shows_it(store, t
     assert len(str(caught.value)) < 500
 
 
+def test_a_step_mapped_with_message_text_only_is_a_message(store, tmp_path):
+    """With no kind mapped, a step's texts say what it is: message text alone is a message
+    (it was an action step with an empty action)."""
+    importer = mapping_file(
+        tmp_path, '[steps]\npath = "turns"\ncontent = "text"\naction = "cmd"\nagent = "who"\n'
+    )
+    turns = [{"text": "What is 2 + 2?", "who": "asker"}, {"cmd": "add 2 2", "who": "solver"}]
+    log = write_jsonl(tmp_path / "runs.jsonl", [{"turns": turns}])
+    import_paths(store, [log], format=importer)
+    (episode,) = store.episodes()
+    steps = store.steps(episode.id)
+    assert [(s.kind, s.agent) for s in steps] == [("message", "asker"), ("action", "solver")]
+
+
 def test_records_without_steps_are_episodes_of_their_outcome(db_path, store, folder, tmp_path):
     """A record whose steps are absent or empty imports with its outcome and no step (one
     with neither steps nor an outcome is an error naming what the record holds, above)."""

@@ -62,3 +62,14 @@ def first_user_message(steps: list[dict[str, Any]]) -> str:
         if step.get("kind") == "message" and step.get("role") == "user" and step.get("content"):
             return step["content"]
     return ""
+
+
+def kind_of_texts(step: dict[str, Any]) -> str:
+    """A step's kind when the mapping gives none, from the texts it has: an action step when
+    it has an action, a message when it has only message text, else a thought or an
+    observation."""
+    if step.get("action"):
+        return "action"
+    if step.get("content") and not step.get("observation"):
+        return "message"
+    return "thought" if step.get("thought") and not step.get("observation") else "observation"

@@ -14,7 +14,7 @@ from workbench.ingest.base import (
     load_json,
     shortened,
 )
-from workbench.ingest.mapped.episodes import ROLES, parsed_episode
+from workbench.ingest.mapped.episodes import ROLES, kind_of_texts, parsed_episode
 from workbench.ingest.mapped.language import (
     ROLE_NAMES,
     SHOWN_CHARS,
@@ -149,7 +149,7 @@ class RecordReader:
                 "steps.action",
                 f"no action, observation, thought or content in {shown(item)}",
             )
-        kind = self._kind(where, item)
+        kind = self._kind(where, item) or kind_of_texts(texts)
         return {
             **texts,
             "kind": kind,
@@ -164,7 +164,7 @@ class RecordReader:
         found = self._read(where, item, "kind", "steps")
         value = found[0] if found else None
         if value is None or value == "":
-            return "action"
+            return ""  # none mapped: the step's texts say (see kind_of_texts)
         text = value if isinstance(value, str) else compact_json(value)
         kind = self.steps.kinds.get(text, text)
         if kind not in STEP_KINDS:

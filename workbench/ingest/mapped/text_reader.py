@@ -19,7 +19,7 @@ from typing import Any
 from store import Outcome
 from workbench import patterns
 from workbench.ingest.base import IngestError, ParsedEpisode, ReadContext
-from workbench.ingest.mapped.episodes import ROLES, parsed_episode
+from workbench.ingest.mapped.episodes import ROLES, kind_of_texts, parsed_episode
 from workbench.ingest.mapped.language import Mapping, shown
 
 HEADER = ("task", "instruction", "agent", "family")
@@ -203,14 +203,8 @@ class TextReader:
 def _with_kind_and_role(step: dict[str, Any]) -> dict[str, Any]:
     """A step's fields with its kind (a message's own; else an action step when it has an
     action, else a thought or an observation) and the role of that kind."""
-    kind = step.get("kind") or _text_kind(step)
+    kind = step.get("kind") or kind_of_texts(step)
     return {**step, "kind": kind, "role": step.get("role") or ROLES.get(kind, "agent")}
-
-
-def _text_kind(step: dict[str, Any]) -> str:
-    if step["action"]:
-        return "action"
-    return "thought" if step["thought"] and not step["observation"] else "observation"
 
 
 def _groups(match: re.Match[str]) -> dict[str, str]:
