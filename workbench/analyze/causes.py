@@ -346,17 +346,7 @@ def locate(case: FailureCase, benign: set[tuple[str, str]]) -> CausalFinding:
     last = steps[-1].index if steps else 0
     steps = _with_fatal_end(steps, case.score)
     error = next((s.index for s in steps if _harmful(s, case.instruction, benign, lexicon)), None)
-    success_actions = [(s.index, s.action) for s in case.contrast_steps if not is_reply(s.action)]
-    alignment = None
-    if case.contrast_id is not None or case.contrast_reference:
-        alignment = align(
-            [(s.index, s.action) for s in steps if not is_reply(s.action)],
-            success_actions,
-            normalize=(
-                lambda action: normalize_action(action, case.instruction),
-                lambda action: normalize_action(action, case.contrast_instruction),
-            ),
-        )
+    success_actions, alignment = _aligned(case, steps)
     divergence = None
     if alignment is not None and case.contrast_same_task and (first := alignment.first_divergence):
         divergence = first.failed_step if first.failed_step is not None else last + 1
@@ -410,7 +400,13 @@ def locate_in_log(
     step = case.steps[position]
     signal = top_feature(rows[position], HEURISTIC_WEIGHTS)
     script = check_script(case, read_steps(case.steps)) if signal in _DIVERGING else None
-    change = script.expected if script else ""
+    change, change_step = (script.expected if script else ""), None
+    if not change and not case.contrast_reference and not is_reply(step.action):
+        # what a success of the task or family did there (the correction clusters group by)
+        success_actions, alignment = _aligned(case, case.steps)
+        if alignment is not None:
+            change_step = _counterpart(alignment, success_actions, step.index)
+            change = dict(success_actions).get(change_step, "") if change_step is not None else ""
     evidence: Evidence = _EVIDENCE.get(signal, "decision") if signal else "end"
     if at is not None and not signal:
         evidence = "decision"  # chosen by a person or a scorer: a decision, not the run's end
@@ -420,7 +416,7 @@ def locate_in_log(
         failed_action=step.action,
         observation=step.observation,
         change=change,
-        change_step=None,
+        change_step=change_step,
         contrast_id=case.contrast_id,
         same_task=case.contrast_same_task,
         reference=case.contrast_reference,
@@ -449,6 +445,25 @@ def benign_check(
 ) -> Callable[[CaseStep, str], bool]:
     """Whether an error a step of ``case`` met is one successes of its family survive."""
     return lambda step, error: (error_key(step.action, case.instruction), error) in benign
+
+
+def _aligned(
+    case: FailureCase, steps: list[CaseStep]
+) -> tuple[list[tuple[int, str]], Alignment | None]:
+    """The contrast's actions (text replies left out) and the failed run's alignment with
+    them (``None`` without a contrast)."""
+    success_actions = [(s.index, s.action) for s in case.contrast_steps if not is_reply(s.action)]
+    if case.contrast_id is None and not case.contrast_reference:
+        return success_actions, None
+    alignment = align(
+        [(s.index, s.action) for s in steps if not is_reply(s.action)],
+        success_actions,
+        normalize=(
+            lambda action: normalize_action(action, case.instruction),
+            lambda action: normalize_action(action, case.contrast_instruction),
+        ),
+    )
+    return success_actions, alignment
 
 
 def _counterpart(

@@ -83,9 +83,9 @@ HEURISTIC_WEIGHTS: dict[str, float] = {
     "claim": 0.5,
     "code": 0.25,
     "first_edit": 1.0,
-    "first": 0.3,
+    "first": 0.2,
     "approach": 1.6,
-    "last": 0.2,
+    "last": 0.3,
     "relay": -10.0,
 }
 """How much each feature weighs for the offline analyst (the highest score wins; ties go to
