@@ -244,3 +244,9 @@ def test_a_move_in_a_text_log_is_not_running_code():
 @pytest.mark.parametrize("answer", ["No, that’s all. Thanks!", "No problem at all, glad to hear."])
 def test_a_user_closing_the_conversation_does_not_push_back(answer: str):
     assert not pushes_back(answer)
+
+
+def test_a_call_whose_arguments_are_not_json_is_read_by_its_name():
+    assert effect_of("think({'thought': 'cancel it?'})") == "read"
+    assert effect_of("cancel_order({'order_id': '#W1'})") == "change"
+    assert effect_of("look at the (red) box") == "read"  # words, not a call

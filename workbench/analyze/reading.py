@@ -353,6 +353,8 @@ def effect_of(action: str, observation: str = "") -> Effect:
             runs = _RUN_VERBS | {"go"}  # in a shell, `go` is the Go toolchain, not a move
         elif isinstance(command, str) and command in _READ_VERBS | _CHANGE_VERBS:
             words = [command, *words]  # an editor tool's sub-command (view, create, ...)
+    elif (named := _CALL_NAME.match(action)) is not None:
+        words = name_words(named.group(1))  # a call whose arguments are not JSON
     else:
         words = _command_words(action)
     for word in words:
@@ -363,6 +365,10 @@ def effect_of(action: str, observation: str = "") -> Effect:
         if word in runs:
             return "run"
     return "change" if _CHANGE_RESULT.search(observation[:2000]) else "other"
+
+
+_CALL_NAME = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\((?=.*\)\s*$)", re.DOTALL)
+"""A call written ``name(...)`` with arguments of any syntax (e.g. a Python dict)."""
 
 
 def _command_words(command: str) -> list[str]:

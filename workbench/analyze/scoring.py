@@ -369,28 +369,26 @@ that carries it out share."""
 def _proposal_of(
     steps: Sequence[CaseStep], readings: Sequence[StepReading], deviation: int | None
 ) -> int | None:
-    """The agent's reply that proposed the deviating state change: the last reply before it
-    (and after the previous state change) that names the call's identifying values. The
-    user agreed to what it said; the mistake was made there, not when it was carried out.
-    ``None`` when no reply proposed it (the change was made unasked: the call is to blame)."""
+    """The agent's reply that proposed the deviating state change and asked the user to
+    confirm it: the first such reply since the previous state change that names the call's
+    identifying values (any, for a call with none). The user agreed to what it
+    said; the mistake was made there, not when it was carried out. ``None`` when no reply
+    asked (the change was made unconfirmed: the call is to blame)."""
     at = next((p for p, s in enumerate(steps) if s.index == deviation), None)
-    if at is None:
-        return None
-    if _is_transfer_call(steps[at].action):
-        return None  # a hand-off is decided when it is made
+    if at is None or _is_transfer_call(steps[at].action):
+        return None  # (a hand-off is decided when it is made)
     call = tool_call(steps[at].action)
     values = set(_VALUE.findall(json.dumps(call[1]) if call else "")) - {"0", "1"}
-    if not values:
-        return None
+    asked = []
     for position in range(at - 1, -1, -1):
         reading = readings[position]
         if reading.effect == "change":
-            return None
-        if reading.effect == "reply" and values & set(
-            _VALUE.findall(_reply_text(steps[position].action))
-        ):
-            return position
-    return None
+            break
+        if reading.decision == "confirm":
+            asked.append(position)
+    naming = [p for p in asked if values & set(_VALUE.findall(_reply_text(steps[p].action)))]
+    proposals = naming if values else asked  # a reply about other ids proposed something else
+    return (proposals or [None])[-1]  # the earliest: where it was first proposed
 
 
 _PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+\.\w+")
