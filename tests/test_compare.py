@@ -216,9 +216,15 @@ def _episode(store: Store, eid: str, task: str, agent: str, success: bool, actio
 @pytest.fixture
 def runs(store: Store) -> Store:
     store.put_batch(Batch(id="b", name="b", created_at=WHEN))
-    store.put_task(Task(id="sw:thermo:1", environment="scienceworld", family="thermo", instruction=THERMO_A))
-    store.put_task(Task(id="sw:thermo:2", environment="scienceworld", family="thermo", instruction=THERMO_B))
-    store.put_task(Task(id="sw:boil:1", environment="scienceworld", family="boil", instruction="boil water"))
+    store.put_task(
+        Task(id="sw:thermo:1", environment="scienceworld", family="thermo", instruction=THERMO_A)
+    )
+    store.put_task(
+        Task(id="sw:thermo:2", environment="scienceworld", family="thermo", instruction=THERMO_B)
+    )
+    store.put_task(
+        Task(id="sw:boil:1", environment="scienceworld", family="boil", instruction="boil water")
+    )
     _episode(store, "fail-1", "sw:thermo:1", "scripted", False, RUN_A[:3])
     _episode(store, "other-task-pass", "sw:thermo:2", "scripted", True, RUN_B)
     _episode(store, "same-task-llm", "sw:thermo:1", "llm", True, RUN_A)
@@ -236,7 +242,9 @@ def test_contrast_prefers_same_task_and_agent(runs: Store):
 def test_contrast_falls_back_to_same_task_then_family(runs: Store):
     llm_failure = _episode(runs, "fail-llm", "sw:thermo:1", "other-agent", False, RUN_A[:1])
     assert contrast_for(runs, llm_failure).id == "same-task-llm"  # earliest stored of the task
-    runs.put_task(Task(id="sw:thermo:3", environment="scienceworld", family="thermo", instruction="x"))
+    runs.put_task(
+        Task(id="sw:thermo:3", environment="scienceworld", family="thermo", instruction="x")
+    )
     new_task = _episode(runs, "fail-3", "sw:thermo:3", "scripted", False, RUN_A[:1])
     assert contrast_for(runs, new_task).id == "other-task-pass"  # same family, same agent
 
@@ -250,7 +258,9 @@ def test_contrast_is_never_an_outcome_without_steps(runs: Store):
         )
     failed = _episode(runs, "fail-other", "sw:thermo:1", "other", False, RUN_A[:1])
     assert contrast_for(runs, failed).id == "same-task-llm"
-    runs.put_task(Task(id="sw:thermo:3", environment="scienceworld", family="thermo", instruction="x"))
+    runs.put_task(
+        Task(id="sw:thermo:3", environment="scienceworld", family="thermo", instruction="x")
+    )
     new_task = _episode(runs, "fail-3", "sw:thermo:3", "other", False, RUN_A[:1])
     assert contrast_for(runs, new_task).id == "other-task-pass"
 

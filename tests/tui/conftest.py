@@ -735,7 +735,13 @@ def build_repository(path: Path, compiled: bool) -> None:
             kind = "replay" if batch.startswith("replay") else "run"
             store.put_batch(Batch(id=batch, name=batch, kind=kind, created_at=WHEN))
         store.put_task(
-            Task(id="sw:boil:1", environment="scienceworld", family="boil", instruction=BOIL, split="train")
+            Task(
+                id="sw:boil:1",
+                environment="scienceworld",
+                family="boil",
+                instruction=BOIL,
+                split="train",
+            )
         )
         for episode_id, batch, success, turns in REPO_EPISODES:
             store.add_episode(

@@ -47,7 +47,9 @@ def build(path: Path, prefix: str = "", boil: str = "boil") -> None:
     with Store(path) as store:
         store.put_batch(Batch(id="b", name="b", kind="run", created_at=WHEN))
         for task, family in (("sw:boil:1", boil), ("sw:melt:1", "melt")):
-            store.put_task(Task(id=task, environment="scienceworld", family=family, instruction=INSTRUCTION))
+            store.put_task(
+                Task(id=task, environment="scienceworld", family=family, instruction=INSTRUCTION)
+            )
         for name, task, success, turns in EPISODES:
             episode_id = prefix + name
             steps = [
@@ -311,7 +313,11 @@ def held_out_db(clusters_db: Path) -> Path:
     with Store(clusters_db) as store:
         store.put_task(
             Task(
-                id=HELD_OUT, environment="scienceworld", family="boil", split="test", instruction=INSTRUCTION
+                id=HELD_OUT,
+                environment="scienceworld",
+                family="boil",
+                split="test",
+                instruction=INSTRUCTION,
             )
         )
         store.put_batch(Batch(id="held-out", name="held-out", kind="run", created_at=WHEN))
