@@ -371,3 +371,20 @@ def test_the_strongest_evidence_decides_and_ties_go_to_the_earlier_step():
     assert best_step([refusal, refusal], HEURISTIC_WEIGHTS) == 0
     assert top_feature(row(refusal=1, claim=1, relay=1), HEURISTIC_WEIGHTS) == "refusal"
     assert top_feature(row(relay=1), HEURISTIC_WEIGHTS) == ""
+
+
+def test_a_replys_change_text_quotes_what_it_said_not_the_stored_call(store: Store):
+    from workbench.analyze.causes import build_case
+    from workbench.analyze.heuristic import HeuristicAnalyst
+
+    episode = add_log(
+        store,
+        "refused",
+        [ASK, ("say", "Unfortunately, I cannot cancel reservations.\n\nAnything else?")],
+        reference=[CANCEL],
+    )
+    proposal = HeuristicAnalyst(store).analyze_failure(build_case(store, episode))
+    assert proposal.change == (
+        "instead of replying 'Unfortunately, I cannot cancel reservations. Anything else?',"
+        f" do '{CANCEL}'"
+    )

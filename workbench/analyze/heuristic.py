@@ -15,7 +15,7 @@ from workbench.analyze.causes import (
     trigger_of,
 )
 from workbench.analyze.learned import StepScorer, labelled, learned_rows, position_of
-from workbench.compare import shape
+from workbench.compare import is_reply, shape, tool_call
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "decision": 0.6, "end": 0.35}
 """How sure the heuristic is, by what located the cause (lower without a contrast)."""
@@ -129,8 +129,23 @@ def _change_text(finding: CausalFinding, never_taken: bool) -> str:
             else "do not stop before the task is complete"
         )
     if finding.change:
-        return f"instead of '{finding.failed_action}', do '{finding.change}'"
-    return f"do not '{finding.failed_action}' here"
+        return f"instead of {_said(finding.failed_action, 'replying')}, do '{finding.change}'"
+    return f"do not {_said(finding.failed_action, 'reply')} here"
+
+
+REPLY_CHARS = 120
+"""How much of a text reply a change text quotes."""
+
+
+def _said(action: str, verb: str) -> str:
+    """An action as a change text names it: a text reply as ``verb`` and the words it said
+    (cut), not as the ``reply({...})`` call it is stored as for comparison."""
+    call = tool_call(action) if is_reply(action) else None
+    if call is None:
+        return f"'{action}'"
+    text = " ".join(str(call[1].get("text", "")).split())
+    cut = text if len(text) <= REPLY_CHARS else text[: REPLY_CHARS - 1] + "…"
+    return f"{verb} '{cut}'"
 
 
 def _rationale(finding: CausalFinding) -> str:
