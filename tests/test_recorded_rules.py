@@ -160,7 +160,8 @@ def test_a_failure_without_a_success_is_contrasted_with_its_expected_actions(
     tmp_path: Path,
 ) -> None:
     """With no successful run, the task's expected actions (tau-bench's ``actions``) are what
-    the failure is contrasted with, and its cluster is supported."""
+    the failure is contrasted with — as a partial script: its state changes and their
+    arguments, the lookups it lists left aside — and its cluster is supported."""
     db = tmp_path / "workbench.db"
     only_failures = tmp_path / "failures.json"
     records = [r for r in json.loads(DATA.read_text()) if r["reward"] == 0.0]
@@ -170,7 +171,9 @@ def test_a_failure_without_a_success_is_contrasted_with_its_expected_actions(
     with Store(db) as store:
         clusters = store.clusters(store.analysis_runs()[0].id)
     assert clusters and all(c.status == "supported" for c in clusters)
-    assert all(c.correction.startswith("get_reservation_details(") for c in clusters)
+    assert all(c.trigger.startswith("cancel_reservation(") for c in clusters)
+    assert all(c.trigger.endswith("| unexpected change") for c in clusters)
+    assert all(c.correction.startswith("cancel_reservation(") for c in clusters)
 
 
 def test_tau_bench_results_keep_the_goal_and_expected_actions(tmp_path: Path) -> None:
