@@ -250,3 +250,18 @@ def test_a_call_whose_arguments_are_not_json_is_read_by_its_name():
     assert effect_of("think({'thought': 'cancel it?'})") == "read"
     assert effect_of("cancel_order({'order_id': '#W1'})") == "change"
     assert effect_of("look at the (red) box") == "read"  # words, not a call
+
+
+def test_an_orchestrator_forwarding_another_agents_message_is_a_relay():
+    plan = (
+        "The capital of Australia is Sydney, which is its largest city and the seat of its"
+        " government, so the answer is Sydney."
+    )
+    steps = [
+        CaseStep(index=1, agent="Researcher", action=reply_action(plan)),
+        CaseStep(index=2, agent="Orchestrator", action=reply_action(f"Researcher says: {plan}")),
+        CaseStep(index=3, agent="Orchestrator", action=reply_action("Thanks, done.")),
+        CaseStep(index=4, agent="Critic", action=reply_action("Agreed with the answer given.")),
+    ]
+    # the forward relays the researcher's claim; a short note and a new message do not
+    assert [r.relay for r in read_steps(steps)] == [False, True, False, False]

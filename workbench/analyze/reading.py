@@ -416,11 +416,16 @@ def is_relay(text: str) -> bool:
 def read_steps(steps: Sequence[CaseStep]) -> list[StepReading]:
     """Every agent step of a case read with the generic evidence (in the same order)."""
     readings: list[StepReading] = []
+    said: list[tuple[str, set[str]]] = []  # (agent, words) of each earlier reply
     for step in steps:
         call = tool_call(step.action)
         text = str(call[1].get("text", "")) if call and is_reply(step.action) else ""
         answers_code = bool(readings) and readings[-1].agent != step.agent and readings[-1].code
         printout = answers_code and _is_printout(text)
+        words = set(_PROSE_WORD.findall(text.lower()))
+        printout = printout or _forwards(step.agent, words, said)
+        if text:
+            said.append((step.agent, words))
         effect = effect_of(step.action, step.observation)
         readings.append(
             StepReading(
@@ -439,6 +444,22 @@ def read_steps(steps: Sequence[CaseStep]) -> list[StepReading]:
 
 
 _PROSE_WORD = re.compile(r"\b[A-Za-z]{3,}\b")
+FORWARDED = 0.8
+"""Share of a message's words found in one earlier message of another agent for it to be a
+forward of that message (an orchestrator or proxy passing it on)."""
+FORWARD_WORDS = 8
+"""Fewest words a forwarded message has (a short acknowledgement forwards nothing)."""
+
+
+def _forwards(agent: str, words: set[str], said: list[tuple[str, set[str]]]) -> bool:
+    """Whether a message of ``agent`` repeats an earlier message of another agent (nearly
+    every word of it found there): a relay of what that agent said."""
+    if not agent or len(words) < FORWARD_WORDS:
+        return False
+    return any(
+        other != agent and other and len(words & earlier) >= FORWARDED * len(words)
+        for other, earlier in said
+    )
 
 
 def _is_printout(text: str) -> bool:
