@@ -327,6 +327,15 @@ _INSERT_EPISODE = _insert_sql("episodes", _EPISODE_COLUMNS)
 _ID, _TASK, _N_STEPS, _FAMILY, _SPLIT, _BATCH = (
     _EPISODE_COLUMNS.index(c) for c in ("id", "task_id", "n_steps", "family", "split", "batch_id")
 )
+def _metadata_text(metadata: dict[str, Any]) -> str:
+    """A file's shared metadata as JSON text; text with a lone surrogate (a log may hold one)
+    is written with ASCII escapes, which SQLite stores and JSON reads back as it was."""
+    try:
+        return to_json_text(metadata)
+    except UnicodeEncodeError:
+        return json.dumps(metadata, ensure_ascii=True, separators=(",", ":"), default=str)
+
+
 _EPISODE_AND_TASK = (
     "SELECT EXISTS (SELECT 1 FROM episodes WHERE id = ?1), "
     "(SELECT family FROM tasks WHERE id = ?2), (SELECT split FROM tasks WHERE id = ?2)"
@@ -631,7 +640,7 @@ class Store(AnalysisTables, RepositoryTables, ManualTables, EvolutionTables, Syn
                 batch_id,
                 n_episodes,
                 utcnow().isoformat(),
-                to_json_text(metadata) if metadata else None,
+                _metadata_text(metadata) if metadata else None,
             ),
         )
 

@@ -27,3 +27,11 @@ def test_a_database_from_before_source_metadata_stays_readable(db_path):
         assert store.has_source("h0") and store.source_metadata("h0") == {}
         store.add_source("h1", "new.jsonl", "agentbench", None, 1, {"names": {"agent": "a"}})
         assert store.source_metadata("h1") == {"names": {"agent": "a"}}
+
+
+def test_shared_metadata_with_a_lone_surrogate_is_stored_and_read_back(db_path):
+    """A results file may hold a lone surrogate (``"\\ud800total"``): it crashed the publish."""
+    shared = {"\ud800total": 3, "names": ["a\udfffb"]}
+    with Store(db_path) as store:
+        store.add_source("h2", "overall.json", "agentbench", None, 1, shared)
+        assert store.source_metadata("h2") == shared
