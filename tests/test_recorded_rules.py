@@ -185,6 +185,7 @@ def test_tau_bench_results_keep_the_goal_and_expected_actions(tmp_path: Path) ->
         calls = [s.action for s in store.steps(episode.id) if s.kind == "tool_call"]
     assert task.instruction.startswith("You are Mia Li.")
     reference = task.metadata["reference_actions"]
+    assert "expected_outputs" not in task.metadata  # (these tasks expect no output)
     assert reference[0] == 'get_reservation_details({"reservation_id": "ZFA04Y"})'
     assert reference[1] in calls  # the same shape as the stored tool-call actions
 
@@ -247,3 +248,17 @@ def test_swe_bench_task_instances_give_each_task_its_gold_patch(tmp_path: Path) 
     )
     assert task.metadata["reference"]["FAIL_TO_PASS"] == '["test_immutable"]'
     assert all(e.outcome.success is None for e in episodes)  # instances say nothing of outcomes
+
+
+def test_a_tau_bench_tasks_outputs_are_kept_as_what_its_replies_had_to_say(tmp_path: Path) -> None:
+    """``info.task.outputs`` (what the agent's replies must say: a count, a price) reach the
+    task, where the analysis reads them; they were left in the episode's metadata."""
+    db = tmp_path / "workbench.db"
+    record = json.loads(DATA.read_text())[0]
+    record["info"]["task"]["outputs"] = ["10", 481.5]
+    log = tmp_path / "with-outputs.json"
+    log.write_text(json.dumps([record]))
+    cli(db, "import", str(log))
+    with Store(db) as store:
+        task = store.task(store.episodes()[0].task_id)
+    assert task.metadata["expected_outputs"] == ["10", "481.5"]

@@ -36,6 +36,7 @@ def add_log(
     environment: str = "tau-airline",
     instruction: str = "",
     reference: list[str] | None = None,
+    outputs: list[str] | None = None,
     family: str = "",
     batch: str = "b",
     success: bool = False,
@@ -43,7 +44,9 @@ def add_log(
     """Store an imported log (its own task, named after the episode) as importers do: messages,
     and each tool call followed by its result."""
     store.put_batch(Batch(id=batch, name=batch))
-    metadata = {REFERENCE_KEY: reference} if reference else {}
+    metadata: dict[str, list[str]] = {REFERENCE_KEY: reference} if reference else {}
+    if outputs:
+        metadata["expected_outputs"] = outputs
     store.put_task(
         Task(
             id=f"task-{episode_id}",
@@ -388,3 +391,33 @@ def test_a_replys_change_text_quotes_what_it_said_not_the_stored_call(store: Sto
         "instead of replying 'Unfortunately, I cannot cancel reservations. Anything else?',"
         f" do '{CANCEL}'"
     )
+
+
+def test_a_reply_stating_a_figure_in_place_of_the_expected_output_is_the_cause(store: Store):
+    """tau-bench's ``outputs`` say what a reply had to say: the first reply that stated a
+    figure of that form instead (a count for a count) is where the run went wrong."""
+    episode = add_log(
+        store,
+        "counted",
+        [
+            ("user", "How many T-shirt options are available, and change my order?"),
+            ("call", "get_product_details", {"product_id": "9"}, '{"variants": 10}'),
+            ("say", "There are 11 T-shirt options available. Which one would you like?"),
+            ("user", "The blue one."),
+            ("call", "modify_pending_order_items", {"order_id": "#W1"}, '{"status": "ok"}'),
+            ("say", "Your order #W1 now holds the blue T-shirt; 1 item changed."),
+        ],
+        reference=['modify_pending_order_items({"order_id": "#W1"})'],
+        outputs=["10"],
+    )
+    assert "misstated_output" in features(store, episode)[3]
+    found = find_cause(store, episode)
+    assert (found.step, found.signal) == (3, "misstated_output")
+    # said right, it is no cause
+    right = add_log(
+        store,
+        "counted-right",
+        [("user", "How many?"), ("say", "There are 10 options."), ("say", "Anything else?")],
+        outputs=["10"],
+    )
+    assert all("misstated_output" not in f for f in features(store, right).values())

@@ -46,6 +46,9 @@ class FailureCase(BaseModel):
     contrast_instruction: str = ""
     """The contrast's own instruction (another variation's, for a family-level contrast)."""
     contrast_steps: list[CaseStep] = Field(default_factory=list)
+    expected_outputs: list[str] = Field(default_factory=list)
+    """What the agent's replies had to say, when the task's log gives it (tau-bench's
+    ``outputs``: a count, a price, a tracking number)."""
     marked: list[int] = Field(default_factory=list)
     """A person's causal span of the episode (``[start, end]``), when one was marked: the
     analysis explains that span instead of looking for another."""

@@ -268,6 +268,7 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
         outcome=f"{episode.outcome.message} (score {episode.outcome.score})".strip(),
         score=episode.outcome.score,
         steps=_with_fatal_end(_case_steps(store, episode, instruction), episode.outcome.score),
+        expected_outputs=expected_outputs(task),
     )
     contrast = contrast_of_task(store, episode)
     reference = reference_actions(task)
@@ -297,6 +298,16 @@ def build_case(store: Store, episode: Episode) -> FailureCase:
 def _instruction_of(store: Store, episode: Episode) -> str:
     task = store.task(episode.task_id)
     return task.instruction if task else ""
+
+
+OUTPUTS_KEY = "expected_outputs"
+"""Key of a task's metadata holding what the agent's replies had to say, when its log gave it."""
+
+
+def expected_outputs(task: Task | None) -> list[str]:
+    """What a task's replies had to say (empty when its log gave nothing)."""
+    found = task.metadata.get(OUTPUTS_KEY) if task else None
+    return [str(o) for o in found if str(o).strip()] if isinstance(found, list) else []
 
 
 def reference_actions(task: Task | None) -> list[str]:

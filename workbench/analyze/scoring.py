@@ -64,6 +64,7 @@ FEATURES = (
     "agent_first_turn",
     "first_edit",
     "approach",
+    "misstated_output",
 )
 """What each step is scored on (all in [0, 1])."""
 
@@ -75,6 +76,7 @@ HEURISTIC_WEIGHTS: dict[str, float] = {
     "blamed_for_error": 4.0,
     "own_error": 3.0,
     "pushback_after": 2.0,
+    "misstated_output": 3.5,
     "refusal": 2.0,
     "transfer": 2.0,
     "unbacked_claim": 2.0,
@@ -121,6 +123,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
     proposed = _proposal_of(steps, readings, script.deviation)
     edit = _first_edit(steps, readings)
     approach = _approach(readings)
+    misstated = _misstated_output(case, readings)
     source = _answer_source(steps, readings)
     seen_agents: set[str] = set()
     rows = []
@@ -160,6 +163,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
             "agent_first_turn": first_turn,
             "first_edit": position == edit,
             "approach": position == approach,
+            "misstated_output": position == misstated,
         }
         rows.append([float(values[name]) for name in FEATURES])
     return rows
@@ -296,6 +300,46 @@ def _approach(readings: Sequence[StepReading]) -> int | None:
         return None
     restarts = [p for p, r in enumerate(readings) if r.restart and not r.relay]
     return restarts[-1] if restarts else _first_actor(readings)
+
+
+def _misstated_output(case: FailureCase, readings: Sequence[StepReading]) -> int | None:
+    """Where the agent said something in place of an expected output its replies never said:
+    the first reply stating a value of that output's form (a count for a count, a 12-digit
+    number for a tracking number, an amount for an amount), else ``None``."""
+    texts = [
+        _reply_text(s.action) if r.effect == "reply" else ""
+        for s, r in zip(case.steps, readings, strict=True)
+    ]
+    said = "\n".join(texts).lower()
+    missing = [o for o in case.expected_outputs if not _says(said, o.lower())]
+    forms = {_form(o) for o in missing if _form(o)}
+    if not forms:
+        return None
+    return next(
+        (
+            p
+            for p, text in enumerate(texts)
+            if text and not readings[p].relay and forms & {_form(v) for v in _FIGURE.findall(text)}
+        ),
+        None,
+    )
+
+
+_FIGURE = re.compile(r"(?<![\w.#])\$?\d[\d,]*(?:\.\d+)?(?![\w])")
+
+
+def _form(value: str) -> str:
+    """The form of a figure: how many digits before the point (several when 4 or more, a
+    count when fewer) and whether it has decimals; ``""`` for a value that is not one."""
+    found = re.fullmatch(r"\$?(\d[\d,]*)(\.\d+)?", value.strip())
+    if found is None:
+        return ""
+    digits = len(found.group(1).replace(",", ""))
+    return f"{digits if digits >= 4 else 'few'}{'.' if found.group(2) else ''}"
+
+
+def _says(text: str, value: str) -> bool:
+    return re.search(r"(?<![\w.])" + re.escape(value) + r"(?![\w])", text) is not None
 
 
 def _recovered(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> set[int]:

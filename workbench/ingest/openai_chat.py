@@ -216,13 +216,13 @@ def episode(
     outcome = find_outcome(result, DETAIL_KEYS) if result is not None else None
     outcome = outcome or find_outcome(fields, DETAIL_KEYS) or Outcome()
     family = pick(fields, ("family", "task_type", "category"), DETAIL_KEYS) or ""
-    goal, reference = task_goal(fields)
+    goal, expected = task_goal(fields)
     task = Task(
         id=namespaced(environment, task_key),
         environment=environment,
         family=family,
         instruction=goal or instruction,
-        metadata={"reference_actions": reference} if reference else {},
+        metadata=expected,
     )
     episode = Episode(
         id=episode_id,
@@ -238,17 +238,26 @@ def episode(
     return ParsedEpisode(task=task, episode=episode, steps=steps)
 
 
-def task_goal(fields: dict[str, Any]) -> tuple[str, list[str]]:
-    """The task's goal and expected actions when the record carries them (tau-bench:
-    ``info.task.instruction`` and ``info.task.actions``, each ``{"name", "kwargs"}``), the
-    actions rendered as the stored tool-call steps are; ``("", [])`` otherwise."""
+def task_goal(fields: dict[str, Any]) -> tuple[str, dict[str, list[str]]]:
+    """The task's goal and what it expects, when the record carries them (tau-bench:
+    ``info.task.instruction``, ``info.task.actions`` — each ``{"name", "kwargs"}``, rendered
+    as the stored tool-call steps are — and ``info.task.outputs``, what the agent's replies
+    must say), as task metadata (``reference_actions``, ``expected_outputs``); ``("", {})``
+    otherwise."""
     for holder in (fields, *(fields.get(k) for k in DETAIL_KEYS)):
         task = holder.get("task") if isinstance(holder, dict) else None
         if isinstance(task, dict) and ("instruction" in task or "actions" in task):
             goal = task.get("instruction")
-            actions = task.get("actions")
-            return (goal if isinstance(goal, str) else "", _reference(actions))
-    return "", []
+            expected = {"reference_actions": _reference(task.get("actions"))}
+            outputs = task.get("outputs")
+            if isinstance(outputs, list):
+                expected["expected_outputs"] = [
+                    str(o)
+                    for o in outputs
+                    if isinstance(o, str | int | float) and not isinstance(o, bool)
+                ]
+            return (goal if isinstance(goal, str) else "", {k: v for k, v in expected.items() if v})
+    return "", {}
 
 
 def _reference(actions: Any) -> list[str]:
