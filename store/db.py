@@ -327,6 +327,8 @@ _INSERT_EPISODE = _insert_sql("episodes", _EPISODE_COLUMNS)
 _ID, _TASK, _N_STEPS, _FAMILY, _SPLIT, _BATCH = (
     _EPISODE_COLUMNS.index(c) for c in ("id", "task_id", "n_steps", "family", "split", "batch_id")
 )
+
+
 def _metadata_text(metadata: dict[str, Any]) -> str:
     """A file's shared metadata as JSON text; text with a lone surrogate (a log may hold one)
     is written with ASCII escapes, which SQLite stores and JSON reads back as it was."""
