@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from store import Store
@@ -43,3 +44,124 @@ def test_a_group_chat_without_a_question_takes_its_first_message(store: Store, t
     (episode,) = store.episodes()
     assert store.task(episode.task_id).instruction == "Plan a trip."
     assert episode.outcome.success is True
+
+
+# -- Magentic-One's event log (log.jsonl) -------------------------------------------------------
+
+
+def _event(source: str, message: str, second: int, **extra) -> dict:
+    stamp = f"2024-11-20T15:41:{second:02d}"
+    return {"timestamp": stamp, "source": source, "message": message, **extra}
+
+
+def _log(tmp_path: Path, *events: dict) -> Path:
+    path = tmp_path / "log.jsonl"
+    lines = [json.dumps(e if "type" in e else {**e, "type": "OrchestrationEvent"}) for e in events]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _usage(prompt: int, completion: int, second: int) -> dict:
+    return {
+        "timestamp": f"2024-11-20T15:41:{second:02d}",
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "type": "LLMCallEvent",
+    }
+
+
+END = "Orchestrator (termination condition)"
+
+
+def test_a_magentic_one_log_is_one_episode_per_run_each_event_naming_its_speaker(
+    store: Store, tmp_path: Path
+):
+    path = _log(
+        tmp_path,
+        _event("UserProxy", "Compute 34*87.", 1),
+        _usage(300, 90, 2),
+        _event("Orchestrator (-> Coder)", "Please write the code.", 3),
+        _usage(800, 40, 4),
+        _event("Coder", "print(34 * 87)", 5),
+        _event("Executor", "2958", 6),
+        _event("Orchestrator (final answer)", "It is 2958.", 7),
+        _event(END, "No agent selected.", 8),
+        _event("UserProxy", "Now 2 + 2.", 10),
+        _event("Coder", "4", 11),
+        _event(END, "No agent selected.", 12),
+    )
+    assert formats.detect(path).name == "group-chat"
+    report = import_paths(store, [path])
+    assert report.episodes == 2
+    first, second = sorted(store.episodes(), key=lambda e: int(e.source.record.split()[1]))
+    assert first.source.record == "line 1" and second.source.record == "line 9"
+    assert store.task(first.task_id).instruction == "Compute 34*87."
+    assert first.outcome.success is None  # the log grades nothing
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (1100, 130)
+    assert first.started_at.second == 1 and first.ended_at.second == 8
+    steps = store.steps(first.id)
+    assert [(s.role, s.agent) for s in steps] == [
+        ("user", "UserProxy"),
+        ("assistant", "Orchestrator (-> Coder)"),
+        ("assistant", "Coder"),
+        ("assistant", "Executor"),
+        ("assistant", "Orchestrator (final answer)"),
+        ("assistant", END),
+    ]
+    assert steps[3].content == "2958" and steps[3].timestamp.second == 6
+    assert [s.agent for s in store.steps(second.id)] == ["UserProxy", "Coder", END]
+
+
+def test_a_web_surfer_action_is_its_tool_call_and_a_log_cut_short_keeps_its_last_run(
+    store: Store, tmp_path: Path
+):
+    click = {
+        "timestamp": "2024-11-18T19:05:02",
+        "type": "WebSurferEvent",
+        "source": "WebSurfer",
+        "message": 'click( {"target_id": 97} )',
+        "url": "https://www.bing.com/",
+        "action": "click",
+        "arguments": {"target_id": 97},
+    }
+    new_tab = {**click, "message": "New tab or window.", "action": None, "arguments": None}
+    path = _log(
+        tmp_path,
+        _event("UserProxy", "Find the tutorial.", 1),
+        click,
+        new_tab,
+        _event("WebSurfer", "I clicked 'Tutorial'.", 5),
+    )
+    import_paths(store, [path])
+    (episode,) = store.episodes()
+    steps = store.steps(episode.id)
+    assert [(s.kind, s.agent) for s in steps] == [
+        ("message", "UserProxy"),
+        ("tool_call", "WebSurfer"),
+        ("message", "WebSurfer"),
+        ("message", "WebSurfer"),
+    ]
+    assert steps[1].tool_name == "click" and steps[1].action == 'click({"target_id": 97})'
+    assert steps[2].content == "New tab or window."
+    assert episode.metadata == {"cut_short": True}
+
+
+def test_an_unreadable_line_of_a_magentic_one_log_names_it_and_spares_the_other_runs(
+    store: Store, tmp_path: Path
+):
+    path = _log(
+        tmp_path,
+        _event("UserProxy", "First task.", 1),
+        _event(END, "No agent selected.", 2),
+        _event("UserProxy", "Second task.", 3),
+        {
+            "timestamp": "2024-11-20T15:41:04",
+            "message": "who said this?",
+            "type": "OrchestrationEvent",
+        },
+        _event(END, "No agent selected.", 5),
+    )
+    report = import_paths(store, [path], skip_bad=True)
+    assert report.episodes == 1
+    (bad,) = report.files[0].bad
+    assert "line 4" in bad and "source" in bad
