@@ -165,3 +165,30 @@ def test_an_unreadable_line_of_a_magentic_one_log_names_it_and_spares_the_other_
     assert report.episodes == 1
     (bad,) = report.files[0].bad
     assert "line 4" in bad and "source" in bad
+
+
+def test_a_task_stated_again_unasked_starts_a_run_and_a_reply_to_the_orchestrator_does_not(
+    store: Store, tmp_path: Path
+):
+    path = _log(
+        tmp_path,
+        _event("UserProxy", "Say hello.", 1),
+        _usage(300, 70, 2),  # (the app was restarted here: no orchestrator event follows)
+        _event("UserProxy", "Say hello.", 30),
+        _event("Orchestrator (-> UserProxy)", "In which language?", 31),
+        _event("UserProxy", "French.", 40),
+        _event("Coder", "print('Bonjour')", 41),
+        _event(END, "No agent selected.", 42),
+    )
+    import_paths(store, [path])
+    cut, whole = sorted(store.episodes(), key=lambda e: int(e.source.record.split()[1]))
+    assert [s.content for s in store.steps(cut.id)] == ["Say hello."]
+    assert cut.metadata == {"cut_short": True} and cut.usage.prompt_tokens == 300
+    assert whole.source.record == "line 3" and whole.metadata == {}
+    assert [s.agent for s in store.steps(whole.id)] == [
+        "UserProxy",
+        "Orchestrator (-> UserProxy)",
+        "UserProxy",
+        "Coder",
+        END,
+    ]

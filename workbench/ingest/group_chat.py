@@ -77,6 +77,8 @@ EVENT_TIME = re.compile(r'\A\s*\{[^\n]*"timestamp"\s*:\s*"')
 ORCHESTRATION_EVENT = re.compile(r'"type"\s*:\s*"OrchestrationEvent"')
 RUN_END = "(termination condition)"
 """The end of the source that closes a run (``Orchestrator (termination condition)``)."""
+ADDRESSED = re.compile(r"\(-> (.+)\)$")
+"""The agent an orchestrator's instruction is for: ``Orchestrator (-> WebSurfer)``."""
 USER_SOURCES = frozenset({"userproxy", "user_proxy", "user", "human"})
 """Sources (lower-cased) that speak for the user."""
 
@@ -117,7 +119,7 @@ def _episode(ctx: ReadContext, record: Record, results: Results | None) -> Parse
     return openai_chat.episode(ctx, record, results, name, QUESTION_KEYS, HISTORY_KEYS)
 
 
-def _head(ctx: ReadContext, size: int = 1 << 12) -> str:
+def _head(ctx: ReadContext, size: int = 1 << 16) -> str:
     """The file's first bytes as text, read aside (not counted as the import's progress)."""
     if ctx.content is not None:
         data = ctx.content[:size]
@@ -141,32 +143,59 @@ class _Run:
     prompt_tokens: list[int | None] = field(default_factory=list)
     completion_tokens: list[int | None] = field(default_factory=list)
     times: list[Any] = field(default_factory=list)
+    addressed: str = ""
+    """Whom the orchestrator last turned to (``Orchestrator (-> Coder)``: ``Coder``)."""
     error: IngestError | None = None
     """The first unreadable line; the run is then yielded as this error."""
     ended: bool = False
 
 
-def _event_log(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
-    """One episode per run of the log; a run holding an unreadable line as that line's error."""
-    run: _Run | None = None
-    count = 0
-    for item in iter_jsonl(ctx):
+class _Log:
+    """Magentic-One's event log, read into runs: a run ends with the orchestrator's
+    termination condition, or where the user states a task nobody asked for (the app was
+    restarted: the same request typed again), which starts the next."""
+
+    def __init__(self, ctx: ReadContext) -> None:
+        self.ctx, self.run, self.count = ctx, None, 0
+
+    def add(self, item: tuple[int, Any] | IngestError) -> Iterator[ParsedEpisode | IngestError]:
         number, event = (None, item) if isinstance(item, IngestError) else item
-        if run is None:
-            run = _Run(count, number or 0)
-            count += 1
+        if self.run is not None and _opens_run(self.run, event):
+            yield from self.close()
+        if self.run is None:
+            self.run = _Run(self.count, number or 0)
+            self.count += 1
+        run = self.run
         if isinstance(event, IngestError):
             run.error = run.error or event
         elif run.error is None:
             try:
-                _add_event(ctx, run, number, event)
+                _add_event(self.ctx, run, number, event)
             except IngestError as error:
                 run.error = error
         if run.ended:
-            yield _finished(ctx, run)
-            run = None
-    if run is not None:
-        yield _finished(ctx, run)
+            yield from self.close()
+
+    def close(self) -> Iterator[ParsedEpisode | IngestError]:
+        if self.run is not None:
+            run, self.run = self.run, None
+            yield _finished(self.ctx, run)
+
+
+def _event_log(ctx: ReadContext) -> Iterator[ParsedEpisode | IngestError]:
+    """One episode per run of the log; a run holding an unreadable line as that line's error."""
+    log = _Log(ctx)
+    for item in iter_jsonl(ctx):
+        yield from log.add(item)
+    yield from log.close()
+
+
+def _opens_run(run: _Run, event: Any) -> bool:
+    """Whether ``event`` is the user stating a task while ``run`` is under way, unasked."""
+    if not run.steps or not isinstance(event, dict) or event.get("type") != "OrchestrationEvent":
+        return False
+    source = scalar(event.get("source")) or ""
+    return source.lower() in USER_SOURCES and run.addressed != source
 
 
 def _add_event(ctx: ReadContext, run: _Run, number: int | None, event: Any) -> None:
@@ -197,7 +226,10 @@ def _add_event(ctx: ReadContext, run: _Run, number: int | None, event: Any) -> N
         call = render_call(action, event.get("arguments"))
         step |= {"kind": "tool_call", "content": "", "action": call, "tool_name": action}
     run.steps.append(step)
-    run.ended = kind == "OrchestrationEvent" and source.endswith(RUN_END)
+    if kind == "OrchestrationEvent":
+        run.ended = source.endswith(RUN_END)
+        if (target := ADDRESSED.search(source)) is not None:
+            run.addressed = target.group(1)
 
 
 def _finished(ctx: ReadContext, run: _Run) -> ParsedEpisode | IngestError:
