@@ -93,6 +93,35 @@ MATHCHAT_RULE = "one step per message of `messages` (an empty one included)"
 AGENTBENCH_RULE = (
     "the first user message, then one action per agent turn (observed by the next user turn)"
 )
+MAGENTIC_RULE = (
+    "one step per OrchestrationEvent of the run (LLMCallEvent lines are token counts, no "
+    "step); a run ends at the orchestrator's termination condition, or where the user states "
+    "the task again unasked"
+)
+MAGENTIC_TEAM = (
+    "UserProxy",
+    "Orchestrator (thought)",
+    "Orchestrator (-> Coder)",
+    "Coder",
+    "Orchestrator (final answer)",
+    "Orchestrator (termination condition)",
+)
+"""Who speaks in a whole Magentic-One run of the dream-team log where only the coder works."""
+
+
+def _magentic(instruction: str, steps: int, calls: Sequence[Call] = ()) -> EpisodeExpect:
+    """A whole run of the dream-team log (the log grades nothing: outcome unknown)."""
+    return EpisodeExpect(
+        outcome=None,
+        steps=steps,
+        instruction=instruction,
+        calls=calls,
+        roles=("user", "assistant"),
+        agents=MAGENTIC_TEAM,
+    )
+
+
+HELLO_PYTHON = "generate code for 'Hello World' in Python"
 
 FILES: tuple[RealFile, ...] = (
     RealFile(
@@ -461,6 +490,44 @@ FILES: tuple[RealFile, ...] = (
                 steps=4,  # problem, first attempt, the proxy's empty reply, second attempt
                 instruction="Find all $x$ that satisfy the inequality $(2x+10)(x+3)<(3x+9)(x+8)$.",
                 roles=("user", "assistant"),
+            ),
+        ),
+    ),
+    RealFile(
+        path="group-chat/magentic-one-dream-team.log.jsonl",
+        format="group-chat",
+        steps_rule=MAGENTIC_RULE,
+        episodes=(
+            # user, initial plan, ledger, -> Coder, "Next speaker Coder", Coder's code, ledger,
+            # "Request satisfied.", final answer, termination condition
+            _magentic(HELLO_PYTHON, 10, (Call("", "print('Hello World')"),)),
+            _magentic(HELLO_PYTHON, 10, (Call("", 'print("Hello World")'),)),
+            _magentic(HELLO_PYTHON, 10),
+            EpisodeExpect(
+                # line 49: the request, one model call, then nothing: at line 51 the same
+                # request is typed again (1 min 34 s later) and runs whole
+                outcome=None,
+                steps=1,
+                instruction=HELLO_PYTHON,
+                roles=("user",),
+                agents=("UserProxy",),
+            ),
+            _magentic(HELLO_PYTHON, 10),
+            _magentic(HELLO_PYTHON, 10),
+            _magentic(HELLO_PYTHON, 10),
+            _magentic(
+                "generate code for 'Hello World' in Java",
+                10,
+                (Call("", 'System.out.println("Hello, World!");'),),
+            ),
+            EpisodeExpect(
+                outcome=None,  # the final answer says 2958, as the Executor's run printed
+                steps=14,  # ... -> Coder, Coder, ledger, -> Executor, "Next speaker Executor",
+                # Executor's output, ledger, "Request satisfied.", final answer, termination
+                instruction="generate code to calculate 34*87 in Python and calculate the result",
+                calls=(Call("", "result = 34 * 87"),),
+                roles=("user", "assistant"),
+                agents=(*MAGENTIC_TEAM, "Orchestrator (-> Executor)", "Executor"),
             ),
         ),
     ),
