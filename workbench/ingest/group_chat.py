@@ -31,11 +31,15 @@ appending run after run to one ``log.jsonl``::
      "message": "No agent selected.", "type": "OrchestrationEvent"}
 
 Each run ends with the orchestrator's ``(termination condition)`` event; what follows starts
-the next (a log that stops before one ends with a run cut short). Every ``OrchestrationEvent``
+the next. The user stating a task while a run is under way, unasked (not answering an
+``Orchestrator (-> UserProxy)``: the app was restarted and the request typed again), also
+starts the next, the run before it cut short (``metadata.cut_short``), as is a run the log
+stops in. Every ``OrchestrationEvent``
 is a message step of its ``source`` (the user proxy's as the user's, the others' as the
 assistant's), every ``WebSurferEvent`` the web surfer's browser action (a tool call, or a
 message when it names no action); ``LLMCallEvent`` tokens add up to the run's usage. The task
-is the run's first user message; the log grades nothing, so the outcome is unknown.
+is the run's first user message; the log grades nothing, so the outcome is unknown (and,
+naming no ids, it joins no ``--results``).
 """
 
 from __future__ import annotations
