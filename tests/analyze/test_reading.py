@@ -265,3 +265,12 @@ def test_an_orchestrator_forwarding_another_agents_message_is_a_relay():
     ]
     # the forward relays the researcher's claim; a short note and a new message do not
     assert [r.relay for r in read_steps(steps)] == [False, True, False, False]
+
+
+def test_a_speakers_mode_is_not_another_agent():
+    from workbench.analyze.causes import speaker
+
+    assert speaker("Orchestrator (thought)") == "Orchestrator"
+    assert speaker("Orchestrator (-> Coder)") == "Orchestrator"
+    assert speaker("WebSurfer") == "WebSurfer"
+    assert speaker("(anonymous)") == "(anonymous)"  # nothing but a mode: kept

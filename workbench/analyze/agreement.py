@@ -99,7 +99,7 @@ def labelled_failures(
 ) -> Iterator[Labelled]:
     """Episodes ``where`` selects that carry a person's causal span (of ``author`` when
     named: a name as given in a label file, ``human`` or ``human:<name>``)."""
-    from workbench.analyze.causes import agent_steps
+    from workbench.analyze.causes import agent_steps, speaker
 
     for episode in store.iter_episodes(where or EpisodeFilter()):
         causal = [s for s in store.spans(episode.id) if s.kind == "causal"]
@@ -112,7 +112,7 @@ def labelled_failures(
                 machine[span.author] = span  # the latest of each analyzer
         task = store.task(episode.task_id)
         steps = [
-            CaseStep(index=s.index, agent=s.agent)
+            CaseStep(index=s.index, agent=speaker(s.agent))
             for s in agent_steps(store.steps(episode.id), task.instruction if task else "")
         ]
         yield Labelled(episode, human[0], steps, machine)

@@ -109,6 +109,16 @@ def benign_errors(store: Store, family: str) -> set[tuple[str, str]]:
     return seen
 
 
+_MODE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def speaker(agent: str) -> str:
+    """The agent a step's speaker names, without the mode a log appends to it
+    (Magentic-One's ``Orchestrator (thought)``, ``Orchestrator (-> Coder)``): who took the
+    step is the orchestrator in each."""
+    return _MODE.sub("", agent) or agent
+
+
 def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
     """The steps where an agent acted, each as one decision: actions; tool calls, each
     with the observation of the result that answered it (flagged when its log marks it an
@@ -325,7 +335,7 @@ def _case_steps(store: Store, episode: Episode, instruction: str) -> list[CaseSt
             action=s.action,
             observation=s.observation,
             reward=s.reward,
-            agent=s.agent,
+            agent=speaker(s.agent),
         )
         for s in agent_steps(store.steps(episode.id), instruction)
     ]
