@@ -152,7 +152,7 @@ def agent_steps(steps: list[Step], instruction: str = "") -> list[Step]:
 
 
 _WORDS = re.compile(r"[a-z0-9]+")
-STATES_TASK = 0.8
+STATES_TASK = 0.5
 """Share of the instruction's words a run's first message must hold to be the task as
 posed (a proxy wraps it in its own words; a log may reformat its figures)."""
 
