@@ -421,3 +421,22 @@ def test_a_reply_stating_a_figure_in_place_of_the_expected_output_is_the_cause(s
         outputs=["10"],
     )
     assert all("misstated_output" not in f for f in features(store, right).values())
+
+
+def test_a_proposal_is_to_blame_only_when_the_user_agreed_to_it(store: Store):
+    """Asked "shall I?" and answered with another question, the agent went ahead anyway: the
+    change was made unconfirmed, so the call is the cause; agreed to, the proposal is."""
+    turns = [
+        ASK,
+        LOOK_UP,
+        ("say", "Would you like me to cancel reservation XYZ9?"),
+        ("user", "Hmm, what would the refund be?"),
+        ("call", "cancel_reservation", {"reservation_id": "XYZ9"}, '{"status": "cancelled"}'),
+    ]
+    unconfirmed = add_log(store, "unconfirmed", turns, reference=[CANCEL])
+    assert "proposed_deviation" not in features(store, unconfirmed)[3]
+    assert find_cause(store, unconfirmed).step == 5
+    agreed = [*turns[:3], ("user", "Yes, please go ahead."), turns[4]]
+    confirmed = add_log(store, "confirmed", agreed, reference=[CANCEL])
+    assert "proposed_deviation" in features(store, confirmed)[3]
+    assert find_cause(store, confirmed).step == 3

@@ -286,6 +286,19 @@ def negative_result(text: str) -> str | None:
     return "refused" if _NEGATIVE.search(text) else None
 
 
+_AGREES = re.compile(
+    r"^\W*(?:yes|yeah|yep|sure|ok(?:ay)?|correct|right|confirm(?:ed)?|go ahead|please (?:do|go"
+    r" ahead|proceed)|proceed|that(?:['’]s| is) (?:right|correct|fine)|sounds good|do it)\b",
+    re.I,
+)
+"""How a user's answer opens when it agrees to what was proposed."""
+
+
+def agrees(answer: str) -> bool:
+    """Whether a user's answer agrees to what the reply before it proposed."""
+    return bool(_AGREES.search(answer.strip()))
+
+
 _QUESTION = re.compile(r"\?\s*$")
 _RESTART = re.compile(
     r"\b(?:I (?:apologi[sz]e|made (?:a|an) (?:mistake|error)|misunderstood|misinterpreted"

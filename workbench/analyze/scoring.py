@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from workbench.analyze.analyst import FailureCase
-from workbench.analyze.reading import StepReading, effect_of, name_words, read_steps
+from workbench.analyze.reading import StepReading, agrees, effect_of, name_words, read_steps
 from workbench.compare import is_reply, tool_call
 from workbench.llm.steps import CaseStep
 
@@ -413,11 +413,12 @@ that carries it out share."""
 def _proposal_of(
     steps: Sequence[CaseStep], readings: Sequence[StepReading], deviation: int | None
 ) -> int | None:
-    """The agent's reply that proposed the deviating state change and asked the user to
-    confirm it: the first such reply since the previous state change that names the call's
-    identifying values (any, for a call with none). The user agreed to what it
+    """The agent's reply that proposed the deviating state change, asked the user to confirm
+    it and was agreed to: the first such reply since the previous state change that names
+    the call's identifying values (any, for a call with none). The user agreed to what it
     said; the mistake was made there, not when it was carried out. ``None`` when no reply
-    asked (the change was made unconfirmed: the call is to blame)."""
+    asked, or the user did not agree (the change was made unconfirmed: the call is to
+    blame)."""
     at = next((p for p, s in enumerate(steps) if s.index == deviation), None)
     if at is None or _is_transfer_call(steps[at].action):
         return None  # (a hand-off is decided when it is made)
@@ -428,7 +429,7 @@ def _proposal_of(
         reading = readings[position]
         if reading.effect == "change":
             break
-        if reading.decision == "confirm":
+        if reading.decision == "confirm" and agrees(steps[position].observation):
             asked.append(position)
     naming = [p for p in asked if values & set(_VALUE.findall(_reply_text(steps[p].action)))]
     proposals = naming if values else asked  # a reply about other ids proposed something else
