@@ -192,3 +192,43 @@ def test_a_task_stated_again_unasked_starts_a_run_and_a_reply_to_the_orchestrato
         "Coder",
         END,
     ]
+
+
+def test_an_agentchat_task_result_names_its_speakers_under_source(store: Store, tmp_path: Path):
+    """AutoGen AgentChat's task results keep each message's speaker as ``source`` and no
+    ``role``: it was "cannot tell the format"."""
+    result = {
+        "messages": [
+            {
+                "source": "user",
+                "models_usage": None,
+                "content": "What is 6 times 7?",
+                "type": "TextMessage",
+            },
+            {
+                "source": "planner",
+                "models_usage": {"prompt_tokens": 9, "completion_tokens": 4},
+                "content": "Ask the coder.",
+                "type": "TextMessage",
+            },
+            {
+                "source": "coder",
+                "models_usage": None,
+                "content": "It is 42. TERMINATE",
+                "type": "TextMessage",
+            },
+        ],
+        "stop_reason": "Text 'TERMINATE' mentioned",
+    }
+    log = tmp_path / "task_result.json"
+    log.write_text(json.dumps(result))
+    assert formats.detect(log).name == "group-chat"
+    import_paths(store, [log])
+    (episode,) = store.episodes()
+    steps = store.steps(episode.id)
+    assert [(s.role, s.agent) for s in steps] == [
+        ("user", ""),
+        ("assistant", "planner"),
+        ("assistant", "coder"),
+    ]
+    assert store.task(episode.task_id).instruction == "What is 6 times 7?"

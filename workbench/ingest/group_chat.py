@@ -83,13 +83,14 @@ RUN_END = "(termination condition)"
 """The end of the source that closes a run (``Orchestrator (termination condition)``)."""
 ADDRESSED = re.compile(r"\(-> (.+)\)$")
 """The agent an orchestrator's instruction is for: ``Orchestrator (-> WebSurfer)``."""
-USER_SOURCES = frozenset({"userproxy", "user_proxy", "user", "human"})
+USER_SOURCES = openai_chat.USER_SPEAKERS
 """Sources (lower-cased) that speak for the user."""
 
 
 def sniff(path: Path, head: str) -> bool:
     """A JSON/JSONL file whose first record holds a list of messages that name their speaker
-    (``name`` and ``content``, no tool calls), or Magentic-One's event log."""
+    (``name`` and ``content``, or AutoGen AgentChat's ``source`` and ``content``; no tool
+    calls), or Magentic-One's event log."""
     if is_event_log(head):
         return True
     shape = openai_chat.head_shape(head)
@@ -97,7 +98,10 @@ def sniff(path: Path, head: str) -> bool:
         return False
     return any(
         key in shape.lists
-        and {"name", "content"} <= (keys := shape.children.get(key, set()))
+        and (
+            {"name", "content"} <= (keys := shape.children.get(key, set()))
+            or ({"source", "content"} <= keys and "role" not in keys)
+        )
         and not keys & TOOL_KEYS
         for key in HISTORY_KEYS
     )

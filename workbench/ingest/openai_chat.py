@@ -358,12 +358,22 @@ def _message_fields(
     return fields
 
 
+USER_SPEAKERS = frozenset({"user", "userproxy", "user_proxy", "human"})
+"""Speakers (lower-cased) that speak for the user."""
+
+
 def _speaker(ctx: ReadContext, where: str, path: str, message: dict[str, Any]) -> tuple[str, str]:
     """``(role, agent)`` of a message. In a log of several agents the agent is the message's
     ``name`` (AutoGen/AG2 group chats; not a tool result's, which names the tool), or its
     ``role`` when that is no chat role but an agent's name (Magentic-One: ``WebSurfer``,
-    ``Orchestrator (thought)``), which then speaks as the assistant."""
+    ``Orchestrator (thought)``), which then speaks as the assistant; a message with no role
+    but a ``source`` (AutoGen AgentChat) is that speaker's (the user's for ``user``)."""
     got = message.get("role")
+    source = message.get("source")
+    if got is None and isinstance(source, str) and source.strip():
+        # AutoGen AgentChat's messages name their speaker as `source`, with no role
+        speaker = source.strip()
+        return ("user", "") if speaker.lower() in USER_SPEAKERS else ("assistant", speaker)
     if not isinstance(got, str) or not got.strip():
         problem = "missing" if got is None else f"not a role: {got!r}"
         raise ctx.error(
