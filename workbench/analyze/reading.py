@@ -462,6 +462,8 @@ FORWARDED = 0.8
 forward of that message (an orchestrator or proxy passing it on)."""
 FORWARD_WORDS = 8
 """Fewest words a forwarded message has (a short acknowledgement forwards nothing)."""
+FORWARD_REACH = 8
+"""How many earlier replies a forward may repeat (a relay passes on what was just said)."""
 
 
 def _forwards(agent: str, words: set[str], said: list[tuple[str, set[str]]]) -> bool:
@@ -471,7 +473,7 @@ def _forwards(agent: str, words: set[str], said: list[tuple[str, set[str]]]) -> 
         return False
     return any(
         other != agent and other and len(words & earlier) >= FORWARDED * len(words)
-        for other, earlier in said
+        for other, earlier in said[-FORWARD_REACH:]
     )
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -123,6 +124,8 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
     proposed = _proposal_of(steps, readings, script.deviation)
     edit = _first_edit(steps, readings)
     approach = _approach(readings)
+    first_actor = _first_actor(readings)
+    first_change = next((p for p, r in enumerate(readings) if r.effect == "change"), None)
     misstated = _misstated_output(case, readings)
     source = _answer_source(steps, readings)
     seen_agents: set[str] = set()
@@ -145,7 +148,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
             "refusal": reading.decision == "refusal" and not reading.code,
             "transfer": reading.decision == "transfer" or _is_transfer_call(step.action),
             "unbacked_claim": reading.decision == "claim"
-            and not _changed_before(readings, position),
+            and not (first_change is not None and first_change < position),
             "claim": reading.decision == "claim",
             "confirm": reading.decision == "confirm",
             "answer": reading.decision == "answer",
@@ -157,7 +160,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
             "reply": reading.effect == "reply",
             "code": reading.code,
             "relay": reading.relay,
-            "first": position == _first_actor(readings),
+            "first": position == first_actor,
             "last": position == n - 1,
             "position": position / max(1, n - 1),
             "agent_first_turn": first_turn,
@@ -284,10 +287,6 @@ def _is_transfer_call(action: str) -> bool:
     return bool({"transfer", "escalate", "handoff"} & set(name_words(call[0])))
 
 
-def _changed_before(readings: Sequence[StepReading], position: int) -> bool:
-    return any(r.effect == "change" for r in readings[:position])
-
-
 def _first_actor(readings: Sequence[StepReading]) -> int:
     return next((i for i, r in enumerate(readings) if not r.relay), 0)
 
@@ -346,16 +345,15 @@ def _recovered(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> se
     """Positions of errors a later step of the same kind got past (the same tool, or a run
     of the same program, answered without an error)."""
     kinds = [_kind(s.action) for s in steps]
-    recovered = set()
+    last_clean: dict[str, int] = {}  # each kind's last step answered without an error
     for position, reading in enumerate(readings):
         if reading.error is None:
-            continue
-        if any(
-            kinds[later] == kinds[position] and readings[later].error is None
-            for later in range(position + 1, len(steps))
-        ):
-            recovered.add(position)
-    return recovered
+            last_clean[kinds[position]] = position
+    return {
+        position
+        for position, reading in enumerate(readings)
+        if reading.error is not None and last_clean.get(kinds[position], -1) > position
+    }
 
 
 def _kind(action: str) -> str:
@@ -379,6 +377,7 @@ def _blame_traced(
     executed (the last step that wrote code or changed state before it), the message an
     executor's printout answers (the last step of another agent before it)."""
     blamed = set()
+    edits = sorted(_edits_of_seen(steps, readings))
     for position, reading in enumerate(readings):
         if position in recovered:
             continue
@@ -397,7 +396,7 @@ def _blame_traced(
                 None,
             )
         elif reading.effect == "run":
-            producer = _last_edit(steps, readings, position)
+            producer = _last_edit(readings, edits, position)
         else:
             producer = None
         if producer is not None:
@@ -458,16 +457,13 @@ def _first_edit(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> i
     return min(_edits_of_seen(steps, readings), default=None)
 
 
-def _last_edit(
-    steps: Sequence[CaseStep], readings: Sequence[StepReading], before: int
-) -> int | None:
+def _last_edit(readings: Sequence[StepReading], edits: list[int], before: int) -> int | None:
     """The step whose code a run at position ``before`` most likely executed: the last edit
-    of something the run had looked at earlier (its source, not a scratch file), else the
-    last step that wrote code or changed state."""
-    edits = _edits_of_seen(steps, readings)
-    found = next((p for p in range(before - 1, -1, -1) if p in edits), None)
-    if found is not None:
-        return found
+    of something the run had looked at earlier (``edits``, sorted: its source, not a scratch
+    file), else the last step that wrote code or changed state."""
+    found = bisect_left(edits, before)
+    if found:
+        return edits[found - 1]
     return next(
         (
             p
