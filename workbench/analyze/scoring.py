@@ -4,22 +4,27 @@ Each agent step of a failure case gets a vector of features (:data:`FEATURES`), 
 :mod:`workbench.analyze.reading` and from the case's contrast:
 
 - **the partial script**: the task's expected actions (or a success of the same task) are
-  compared on the *state-changing* calls and their arguments only; reads the reference does
-  not list are allowed. The first extra or wrongly-argued state change is a deviation; a
-  state change the reference has and the run never made is due at the first decision the
-  run took instead (a refusal, a transfer, a claim, a final answer) or at its end;
+  compared on every step that is not a read or a reply, arguments included; reads the
+  reference does not list are allowed. The first extra or wrongly-argued change is a
+  deviation (traced to the reply that proposed it when the user agreed to it); a change the
+  reference has and the run never made is due at the first decision the run took instead (a
+  refusal, a transfer, a claim, a final answer) or at its end;
 - **errors**, those a later step of the same kind got past left out (recovered), and the
-  blame **traced back**: a run's error is charged to the step that wrote the code it ran,
-  an executor's printout to the agent whose code it executed;
+  blame **traced back**: a run's error is charged to the last edit of what the run had
+  looked at, an executor's printout to the agent whose code it executed;
 - the agent's **text decisions** (refusal, transfer, a change claimed with no call behind
-  it, a final answer) and the **push-back** that followed a step;
+  it, a final answer), the **push-back** that followed a step, and a reply that stated a
+  figure in place of an **expected output** the task names and no reply said;
 - the final answer **traced back** to the first step that stated it (the claim later steps
   relied on);
+- where the run's **approach** was set (an agent's first turn, or its last restart) and its
+  first edit of what it had read;
 - position (first or last agent step) and whether the step only relays another agent's
-  output (never blamed).
+  output (never preferred).
 
 The offline analyst weighs them by hand (:data:`HEURISTIC_WEIGHTS`); the scorer learned from
-people's spans (:mod:`workbench.analyze.learned`) fits weights to the same vectors.
+people's spans (:mod:`workbench.analyze.learned`) fits weights to the same vectors. Each is
+found in one pass or two over the run, so a long run costs no more than its length.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from dataclasses import dataclass
 
 from workbench.analyze.analyst import FailureCase
 from workbench.analyze.reading import StepReading, agrees, effect_of, name_words, read_steps
+from workbench.analyze.signals import generic_error
 from workbench.compare import is_reply, tool_call
 from workbench.llm.steps import CaseStep
 
@@ -120,9 +126,10 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
     readings = read_steps(steps)
     script = check_script(case, readings)
     recovered = _recovered(steps, readings)
-    blamed = _blame_traced(steps, readings, benign, recovered)
+    edits = sorted(_edits_of_seen(steps, readings))
+    blamed = _blame_traced(steps, readings, benign, recovered, edits)
     proposed = _proposal_of(steps, readings, script.deviation)
-    edit = _first_edit(steps, readings)
+    edit = edits[0] if edits else None
     approach = _approach(readings)
     first_actor = _first_actor(readings)
     first_change = next((p for p, r in enumerate(readings) if r.effect == "change"), None)
@@ -372,12 +379,12 @@ def _blame_traced(
     readings: Sequence[StepReading],
     benign: Callable[[CaseStep, str], bool],
     recovered: set[int],
+    edits: list[int],
 ) -> set[int]:
     """Positions of steps charged with a later error no later step got past: the code a run
     executed (the last step that wrote code or changed state before it), the message an
     executor's printout answers (the last step of another agent before it)."""
     blamed = set()
-    edits = sorted(_edits_of_seen(steps, readings))
     for position, reading in enumerate(readings):
         if position in recovered:
             continue
@@ -451,12 +458,6 @@ def _edits_of_seen(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -
     return edits
 
 
-def _first_edit(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -> int | None:
-    """The first edit of something the run had looked at (where the agent committed to its
-    fix)."""
-    return min(_edits_of_seen(steps, readings), default=None)
-
-
 def _last_edit(readings: Sequence[StepReading], edits: list[int], before: int) -> int | None:
     """The step whose code a run at position ``before`` most likely executed: the last edit
     of something the run had looked at earlier (``edits``, sorted: its source, not a scratch
@@ -475,8 +476,6 @@ def _last_edit(readings: Sequence[StepReading], edits: list[int], before: int) -
 
 
 def _printed_error(step: CaseStep) -> str | None:
-    from workbench.analyze.signals import generic_error
-
     call = tool_call(step.action)
     text = str(call[1].get("text", "")) if call else ""
     return generic_error(text)
