@@ -155,7 +155,9 @@ def compile_run(
         report.skipped = [
             (c, why_deferred(store, c)) for c in store.clusters(run_id) if c.status != "supported"
         ]
-    existing = {_key(s): s for s in store.specs(run_id)}
+    existing: dict[str, list[InterventionSpec]] = {}
+    for stored in store.specs(run_id):
+        existing.setdefault(_key(stored), []).append(stored)
     progress.start(len(proposals) + len(empty), "compiling")
     try:
         for proposal in proposals:
@@ -210,15 +212,16 @@ def _compile_one(
     store: Store,
     compiler: Compiler,
     spec: InterventionSpec,
-    existing: dict[str, InterventionSpec],
+    existing: dict[str, list[InterventionSpec]],
     again: bool,
     stage: Callable[[Store, InterventionSpec, CompileAttempt], ArtifactVersion],
     closure: bool = True,
     members: list[MemberCase] | None = None,
 ) -> Compiled:
     key = _key(spec)
-    previous = existing.get(key)
-    if previous is not None and not again and _same(previous, spec):
+    # specs of one key may differ in their clusters: the one that is the same, if any
+    previous = next((s for s in existing.get(key, []) if _same(s, spec)), None)
+    if previous is not None and not again:
         attempts = store.attempts(previous.id or 0)
         versions = store.versions(spec_id=previous.id)
         return Compiled(previous, attempts, versions[-1] if versions else None, reused=True)
@@ -253,7 +256,7 @@ def _compile_one(
         version = None
         if attempts and attempts[-1].closed:
             version = store.stage_version(stage(store, stored, attempts[-1]))
-    existing[key] = stored
+    existing.setdefault(key, []).append(stored)
     return Compiled(stored, attempts, version)
 
 
