@@ -31,171 +31,38 @@ from workbench.llm.steps import CaseStep
 Effect = Literal["read", "change", "run", "reply", "other"]
 Decision = Literal["refusal", "transfer", "claim", "confirm", "question", "answer", "none"]
 
-_READ_VERBS = frozenset(
-    [
-        "get",
-        "list",
-        "find",
-        "search",
-        "lookup",
-        "look",
-        "read",
-        "view",
-        "show",
-        "fetch",
-        "query",
-        "check",
-        "calculate",
-        "compute",
-        "count",
-        "describe",
-        "inspect",
-        "browse",
-        "open_page",
-        "visit",
-        "scroll",
-        "page",
-        "retrieve",
-        "load",
-        "cat",
-        "head",
-        "tail",
-        "less",
-        "more",
-        "grep",
-        "rg",
-        "ls",
-        "dir",
-        "tree",
-        "pwd",
-        "which",
-        "whoami",
-        "echo",
-        "print",
-        "think",
-        "plan",
-        "reflect",
-        "summarize",
-        "wc",
-        "diff",
-        "stat",
-        "locate",
-        "explore",
-        "navigate",
-        "click",
-        "hover",
-        "type_text",
-        "screenshot",
-        "select_option",
-        "find_in_page",
-        "status",
-        "log",
-        "env",
-        "printenv",
-        "help",
-        "man",
-        "info",
-        "verify",
-        "validate",
-        "estimate",
-        "quote",
-        "preview",
-    ]
+
+def _words(text: str) -> frozenset[str]:
+    """A set of words written as text (a vocabulary reads better as prose than as a list)."""
+    return frozenset(text.split())
+
+
+_READ_VERBS = _words(
+    """
+    get list find search lookup look read view show fetch query check calculate compute
+    count describe inspect browse open_page visit scroll page retrieve load cat head tail
+    less more grep rg ls dir tree pwd which whoami echo print think plan reflect summarize
+    wc diff stat locate explore navigate click hover type_text screenshot select_option
+    find_in_page status log env printenv help man info verify validate estimate quote
+    preview
+    """
 )
 """Name words of steps that only read (look something up, show it, think about it)."""
-_CHANGE_VERBS = frozenset(
-    [
-        "book",
-        "cancel",
-        "update",
-        "modify",
-        "change",
-        "create",
-        "add",
-        "insert",
-        "delete",
-        "remove",
-        "drop",
-        "set",
-        "put",
-        "post",
-        "send",
-        "write",
-        "edit",
-        "replace",
-        "apply",
-        "patch",
-        "commit",
-        "push",
-        "merge",
-        "submit",
-        "exchange",
-        "return",
-        "refund",
-        "pay",
-        "charge",
-        "transfer",
-        "upgrade",
-        "downgrade",
-        "reserve",
-        "order",
-        "purchase",
-        "buy",
-        "sell",
-        "assign",
-        "move",
-        "rename",
-        "copy",
-        "install",
-        "uninstall",
-        "mkdir",
-        "rm",
-        "mv",
-        "cp",
-        "touch",
-        "chmod",
-        "sed",
-        "tee",
-        "save",
-        "store",
-        "upload",
-        "register",
-        "grant",
-        "revoke",
-        "approve",
-        "reject",
-        "close",
-        "reopen",
-        "publish",
-        "deploy",
-        "git",
-        "kill",
-        "restart",
-        "str_replace",
-        "create_file",
-        "insert_line",
-    ]
+_CHANGE_VERBS = _words(
+    """
+    book cancel update modify change create add insert delete remove drop set put post send
+    write edit replace apply patch commit push merge submit exchange return refund pay
+    charge transfer upgrade downgrade reserve order purchase buy sell assign move rename
+    copy install uninstall mkdir rm mv cp touch chmod sed tee save store upload register
+    grant revoke approve reject close reopen publish deploy git kill restart str_replace
+    create_file insert_line
+    """
 )
 """Name words of steps that change state (a record, a file, the world)."""
-_RUN_VERBS = frozenset(
-    [
-        "execute",
-        "run",
-        "exec",
-        "python",
-        "python3",
-        "pytest",
-        "node",
-        "bash",
-        "sh",
-        "make",
-        "npm",
-        "npx",
-        "pip",
-        "tox",
-        "cargo",
-        "java",
-    ]
+_RUN_VERBS = _words(
+    """
+    execute run exec python python3 pytest node bash sh make npm npx pip tox cargo java
+    """
 )
 """Name words of steps that run code (their errors are often the code's, written earlier)."""
 _NAME_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
