@@ -6,8 +6,10 @@ so the analyzer finds the causes itself) this imports the logs into a fresh data
 
 - failures analysed, clusters (supported / deferred) and the share of singletons;
 - specs staged and deferred, the deferrals counted by reason;
-- staged artifacts whose contract carries instance literals (ids and codes with digits,
-  file paths, quoted strings) — the target is 0;
+- staged artifacts whose executable form carries instance literals (ids and codes with
+  digits, file paths, quoted strings) — the target is 0;
+- staged rules that only order two steps that change nothing (``Do not psql before cat``) —
+  the target is 0;
 - the versions a second ``compile`` of the same analysis stages — the target is 0.
 
     python bench/foreign_compile.py [SOURCE ...]
@@ -29,6 +31,8 @@ import _demo
 from attribution import LABELS, sources
 
 from store import Store
+from workbench.analyze.reading import effect_of
+from workbench.compile.contracts import executable_form
 
 LITERAL = re.compile(
     r"""(?<![\w<])(?:[A-Za-z#_\-]*\d[A-Za-z0-9#_\-]{2,}|[\w.\-]+(?:/[\w.\-]+)+\.\w+)(?![\w>])"""
@@ -39,7 +43,8 @@ quoted string (placeholders such as ``<E1>`` and ``<X>`` are not)."""
 
 
 def literals(contract: dict) -> list[str]:
-    """The instance literals of a contract's text (its JSON, keys left out)."""
+    """The instance literals of what an artifact does: its executable form's text and
+    patterns (its name and the recorded cases it was checked on left out)."""
     found: list[str] = []
 
     def walk(value: object) -> None:
@@ -52,8 +57,21 @@ def literals(contract: dict) -> list[str]:
             for item in value:
                 walk(item)
 
-    walk(contract)
+    walk({k: v for k, v in executable_form(contract).items() if k not in ("id", "kind")})
     return found
+
+
+ORDER = re.compile(r"^Do not (\S+) before (\S+);")
+"""How a staged rule that orders two actions describes itself."""
+
+
+def reorders_reads(contract: dict) -> bool:
+    """Whether a rule only puts one step that changes nothing before another (``Do not psql
+    before cat``): an order of lookups, not a decision worth a rule."""
+    found = ORDER.match(str(executable_form(contract).get("description", "")))
+    if found is None:
+        return False
+    return all(effect_of(word) != "change" for word in found.groups())
 
 
 def reason_kind(reason: str) -> str:
@@ -98,6 +116,7 @@ def measure(folder: Path, db: Path) -> dict:
         "deferred": Counter(reason_kind(s.reason) for s in specs if s.status == "deferred"),
         "staged versions": len(staged),
         "with literals": len(with_literals),
+        "reorders reads": sum(reorders_reads(v.contract) for v in staged),
         "examples": [lit for v in with_literals[:3] for lit in literals(v.contract)[:2]],
         "second compile": again,
     }
@@ -122,6 +141,10 @@ def main() -> None:
                 f"staged versions {found['staged versions']}, with instance literals"
                 f" {found['with literals']} (target 0)"
                 + (f", e.g. {', '.join(found['examples'])}" if found["examples"] else "")
+            )
+            print(
+                f"staged rules that only order steps changing nothing: {found['reorders reads']}"
+                " (target 0)"
             )
             print(f"a second compile staged {found['second compile']} version(s) (target 0)")
 
