@@ -164,6 +164,19 @@ def is_reply(action: str) -> bool:
     return action.startswith(f"{REPLY}(")
 
 
+def reply_text(action: str) -> str:
+    """What a text reply said (``""`` for an action that is no reply)."""
+    call = tool_call(action) if is_reply(action) else None
+    return str(call[1].get("text", "")) if call else ""
+
+
+def call_name(action: str) -> str | None:
+    """The name of an action written ``name(...)``, whatever its arguments' syntax (a
+    Python dict as well as JSON); ``None`` for any other action."""
+    found = _CALL.match(action)
+    return found.group(1) if found else None
+
+
 def normalize_action(action: str, instruction: str = "") -> str:
     """An action in a form that lines up across runs and task variations.
 

@@ -18,8 +18,8 @@ from workbench.analyze.learned import (
     StepScorer,
     cross_validated,
     labelled,
-    position_of,
 )
+from workbench.analyze.scoring import position_of
 from workbench.llm.steps import CaseStep
 
 

@@ -18,6 +18,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from store import Episode, EpisodeFilter, Span, Store
+from workbench.analyze.analyst import FailureCase
+from workbench.analyze.scoring import agent_at
 from workbench.llm.steps import CaseStep
 from workbench.spans_io import by_author, is_human
 
@@ -79,8 +81,7 @@ class Labelled:
 
     def agent_at(self, index: int) -> str:
         """The agent of the agent step at or before stored step ``index``."""
-        before = [s for s in self.steps if s.index <= index]
-        return (before[-1] if before else self.steps[0]).agent if self.steps else ""
+        return agent_at(self.steps, index)
 
 
 @dataclass(frozen=True)
@@ -179,8 +180,9 @@ def agreement(
     """
     items = list(labelled_failures(store, where, author))
     scored: dict[str, list[tuple[Labelled, Score]]] = defaultdict(list)
+    cases = _Cases(store) if heuristic or folds else None
     if heuristic:
-        for item, (start, end) in heuristic_spans(store, items):
+        for item, (start, end) in heuristic_spans(store, items, cases):
             scored["heuristic"].append((item, score(item, start, end)))
     for item in items:
         for method, span in item.machine.items():
@@ -192,7 +194,7 @@ def agreement(
                 if (found := baseline(item, name)) is not None:
                     scored[name].append((item, found))
     if folds:
-        for item, step in learned_picks(store, items, folds):
+        for item, step in learned_picks(store, items, folds, cases):
             scored[f"learned ({folds}-fold)"].append((item, score(item, step)))
     methods = ["heuristic"] if "heuristic" in scored else []
     methods += sorted(m for m in scored if m.startswith("analyzer:"))
@@ -207,39 +209,54 @@ def agreement(
     return rows
 
 
+class _Cases:
+    """Labelled failures as the analyst sees them, each read from the store once, with one
+    offline analyst (its errors that successes survive read once per family) for all."""
+
+    def __init__(self, store: Store) -> None:
+        from workbench.analyze.heuristic import HeuristicAnalyst
+
+        self.store = store
+        self.analyst = HeuristicAnalyst(store)
+        self._read: dict[str, FailureCase] = {}
+
+    def of(self, item: Labelled) -> FailureCase:
+        from workbench.analyze.causes import build_case
+
+        if item.episode.id not in self._read:
+            self._read[item.episode.id] = build_case(self.store, item.episode)
+        return self._read[item.episode.id]
+
+
 def heuristic_spans(
-    store: Store, items: Sequence[Labelled]
+    store: Store, items: Sequence[Labelled], cases: _Cases | None = None
 ) -> list[tuple[Labelled, tuple[int, int]]]:
     """The causal span the offline analyst finds now in each labelled failure (blind to the
     person's span)."""
-    from workbench.analyze.causes import build_case
-    from workbench.analyze.heuristic import HeuristicAnalyst
-
-    analyst = HeuristicAnalyst(store)
+    cases = cases or _Cases(store)
     found = []
     for item in items:
-        case = build_case(store, item.episode)
+        case = cases.of(item)
         if case.steps:
-            proposal = analyst.analyze_failure(case)
+            proposal = cases.analyst.analyze_failure(case)
             found.append((item, (proposal.start, proposal.end)))
     return found
 
 
 def learned_picks(
-    store: Store, items: Sequence[Labelled], folds: int
+    store: Store, items: Sequence[Labelled], folds: int, cases: _Cases | None = None
 ) -> list[tuple[Labelled, int]]:
     """Each labelled failure's causal step by the scorer fitted on the other folds' failures
     (:func:`~workbench.analyze.learned.cross_validated`), as a stored step index."""
-    from workbench.analyze.causes import benign_check, benign_errors, build_case
+    from workbench.analyze.causes import benign_check
     from workbench.analyze.learned import cross_validated, labelled
 
-    benign: dict[str, set[tuple[str, str]]] = {}
+    cases = cases or _Cases(store)
     kept = []
     for item in items:
-        case = build_case(store, item.episode)
-        if case.family not in benign:
-            benign[case.family] = benign_errors(store, case.family)
-        example = labelled(case, item.human.start, benign_check(case, benign[case.family]))
+        case = cases.of(item)
+        benign = benign_check(case, cases.analyst.benign(case.family))
+        example = labelled(case, item.human.start, benign)
         if example is not None:
             kept.append((item, example))
     picks = cross_validated([example for _, example in kept], folds)

@@ -11,6 +11,7 @@ from store.records import AnalysisOrigin
 from workbench.analyze.analyst import Analyst, FailureCase, Proposal
 from workbench.analyze.causes import build_case
 from workbench.analyze.clusters import cluster_run
+from workbench.analyze.scoring import agent_at
 from workbench.llm.client import ModelError
 from workbench.progress import NullProgress, Progress, check_cancel
 from workbench.spans_io import is_human
@@ -207,16 +208,10 @@ def _analysis(
         contrast_id=case.contrast_id,
         contrast_citations=[] if case.contrast_reference else proposal.contrast_citations,
         contrastive=case.contrast_id is not None or case.contrast_reference,
-        agent=proposal.agent or _agent_at(case, proposal.start),
+        agent=proposal.agent or agent_at(case.steps, proposal.start),
         origin=origin,
         span_id=span_id,
     )
-
-
-def _agent_at(case: FailureCase, index: int) -> str:
-    """The agent of the agent step at or before stored step ``index``."""
-    before = [s for s in case.steps if s.index <= index]
-    return before[-1].agent if before else ""
 
 
 def _span(episode_id: str, reasoner: str, proposal: Proposal) -> Span:

@@ -40,7 +40,7 @@ from workbench.analyze.scoring import (
     check_script,
     top_feature,
 )
-from workbench.analyze.signals import TOOL_ERROR, generic_error, refusal
+from workbench.analyze.signals import CRITICAL_REWARD, TOOL_ERROR, generic_error, refusal
 from workbench.compare import (
     REPLY,
     Alignment,
@@ -50,16 +50,13 @@ from workbench.compare import (
     is_reply,
     normalize_action,
     reply_action,
+    reply_text,
     shape,
     tool_call,
 )
 from workbench.envs.lexicon import PHRASE_FREE, PLAIN, Lexicon
 from workbench.envs.registry import world_lexicon
 from workbench.llm.steps import CaseStep
-
-CRITICAL_REWARD = -50.0
-"""A step reward at or below this is a critical failure (worlds that end a run on a fatal
-action give −100)."""
 
 Evidence = Literal["error", "divergence", "decision", "end"]
 REFERENCE_KEY = "reference_actions"
@@ -78,8 +75,7 @@ def step_signal(action: str, observation: str, lexicon: Lexicon | None = None) -
     """The error signal of one agent step: what came back reports an error, or the step is
     a text reply that refuses or gives up."""
     if is_reply(action):
-        call = tool_call(action)
-        return refusal(str(call[1].get("text", ""))) if call else None
+        return refusal(reply_text(action))
     if lexicon is PHRASE_FREE:  # an imported log: what any log's answer says
         return error_of(action, observation)
     return error_signature(observation, lexicon)

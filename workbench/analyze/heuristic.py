@@ -14,8 +14,9 @@ from workbench.analyze.causes import (
     locate_in_log,
     trigger_of,
 )
-from workbench.analyze.learned import StepScorer, labelled, learned_rows, position_of
-from workbench.compare import is_reply, shape, tool_call
+from workbench.analyze.learned import StepScorer, labelled, learned_rows
+from workbench.analyze.scoring import position_of
+from workbench.compare import is_reply, reply_text, shape
 
 CONFIDENCE = {"divergence": 0.8, "error": 0.7, "decision": 0.6, "end": 0.35}
 """How sure the heuristic is, by what located the cause (lower without a contrast)."""
@@ -140,10 +141,9 @@ REPLY_CHARS = 120
 def _said(action: str, verb: str) -> str:
     """An action as a change text names it: a text reply as ``verb`` and the words it said
     (cut), not as the ``reply({...})`` call it is stored as for comparison."""
-    call = tool_call(action) if is_reply(action) else None
-    if call is None:
+    if not is_reply(action):
         return f"'{action}'"
-    text = " ".join(str(call[1].get("text", "")).split())
+    text = " ".join(reply_text(action).split())
     cut = text if len(text) <= REPLY_CHARS else text[: REPLY_CHARS - 1] + "…"
     return f"{verb} '{cut}'"
 

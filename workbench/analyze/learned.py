@@ -22,6 +22,7 @@ from workbench.analyze.scoring import (
     HEURISTIC_WEIGHTS,
     best_step,
     case_features,
+    position_of,
     strength,
 )
 from workbench.llm.steps import CaseStep
@@ -65,13 +66,6 @@ class Labelled:
     rows: list[list[float]]
     target: int
     """Position in ``case.steps`` of the marked step."""
-
-
-def position_of(steps: Sequence[CaseStep], index: int) -> int:
-    """The position in ``steps`` (agent steps) of stored step ``index``: the step itself, or
-    the agent step it followed (a span may start on a tool's result or a user's message)."""
-    before = [p for p, s in enumerate(steps) if s.index <= index]
-    return before[-1] if before else 0
 
 
 def learned_rows(case: FailureCase, benign: Callable[[CaseStep, str], bool]) -> list[list[float]]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from workbench.analyze.signals import generic_error, refusal
-from workbench.compare import is_reply, tool_call
+from workbench.compare import call_name, is_reply, reply_text, tool_call
 from workbench.llm.steps import CaseStep
 
 Effect = Literal["read", "change", "run", "reply", "other"]
@@ -233,8 +233,8 @@ def effect_of(action: str, observation: str = "") -> Effect:
             runs = _RUN_VERBS | {"go"}  # in a shell, `go` is the Go toolchain, not a move
         elif isinstance(command, str) and command in _READ_VERBS | _CHANGE_VERBS:
             words = [command, *words]  # an editor tool's sub-command (view, create, ...)
-    elif (named := _CALL_NAME.match(action)) is not None:
-        words = name_words(named.group(1))  # a call whose arguments are not JSON
+    elif (named := call_name(action)) is not None:
+        words = name_words(named)  # a call whose arguments are not JSON
     else:
         words = _command_words(action)
     for word in words:
@@ -245,10 +245,6 @@ def effect_of(action: str, observation: str = "") -> Effect:
         if word in runs:
             return "run"
     return "change" if _CHANGE_RESULT.search(observation[:2000]) else "other"
-
-
-_CALL_NAME = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\((?=.*\)\s*$)", re.DOTALL)
-"""A call written ``name(...)`` with arguments of any syntax (e.g. a Python dict)."""
 
 
 def _command_words(command: str) -> list[str]:
@@ -298,8 +294,7 @@ def read_steps(steps: Sequence[CaseStep]) -> list[StepReading]:
     readings: list[StepReading] = []
     said: list[tuple[str, set[str]]] = []  # (agent, words) of each earlier reply
     for step in steps:
-        call = tool_call(step.action)
-        text = str(call[1].get("text", "")) if call and is_reply(step.action) else ""
+        text = reply_text(step.action)
         answers_code = bool(readings) and readings[-1].agent != step.agent and readings[-1].code
         printout = answers_code and _is_printout(text)
         words = set(_PROSE_WORD.findall(text.lower()))

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 
 from workbench.analyze.analyst import FailureCase
 from workbench.analyze.reading import StepReading, agrees, effect_of, name_words, read_steps
-from workbench.analyze.signals import generic_error
-from workbench.compare import is_reply, tool_call
+from workbench.analyze.signals import CRITICAL_REWARD, generic_error
+from workbench.compare import is_reply, reply_text, tool_call
 from workbench.llm.steps import CaseStep
 
 FEATURES = (
@@ -143,7 +143,7 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
         seen_agents.add(reading.agent)
         error = reading.error is not None and not benign(step, reading.error)
         values = {
-            "critical": step.reward is not None and step.reward <= -50,
+            "critical": step.reward is not None and step.reward <= CRITICAL_REWARD,
             "change_deviation": script.deviation == step.index,
             "proposed_deviation": position == proposed,
             "later_deviation": step.index in script.later,
@@ -179,9 +179,26 @@ def case_features(case: FailureCase, benign: Callable[[CaseStep, str], bool]) ->
     return rows
 
 
+def position_of(steps: Sequence[CaseStep], index: int) -> int:
+    """The position in ``steps`` (agent steps) of stored step ``index``: the step itself, or
+    the agent step it followed (a span may start on a tool's result or a user's message)."""
+    before = [p for p, s in enumerate(steps) if s.index <= index]
+    return before[-1] if before else 0
+
+
+def agent_at(steps: Sequence[CaseStep], index: int) -> str:
+    """The agent of the agent step at or before stored step ``index`` (:func:`position_of`)."""
+    return steps[position_of(steps, index)].agent if steps else ""
+
+
+def _weighed(row: Sequence[float], weights: dict[str, float]) -> list[float]:
+    """Each feature of a row times its weight (in :data:`FEATURES` order)."""
+    return [weights.get(n, 0.0) * v for n, v in zip(FEATURES, row, strict=False)]
+
+
 def strength(row: Sequence[float], weights: dict[str, float]) -> float:
     """The weight of a row's weightiest feature (0 when none weighs anything)."""
-    return max((weights.get(n, 0.0) * v for n, v in zip(FEATURES, row, strict=False)), default=0.0)
+    return max(_weighed(row, weights), default=0.0)
 
 
 def best_step(rows: Sequence[Sequence[float]], weights: dict[str, float]) -> int:
@@ -191,7 +208,7 @@ def best_step(rows: Sequence[Sequence[float]], weights: dict[str, float]) -> int
     outweigh one strong sign earlier)."""
 
     def key(i: int) -> tuple[float, float, float, int]:
-        weighed = [weights.get(n, 0.0) * v for n, v in zip(FEATURES, rows[i], strict=False)]
+        weighed = _weighed(rows[i], weights)
         veto = min(0.0, *weighed)  # a step marked against (a relay) is never preferred
         return (veto, max(weighed, default=0.0), sum(weighed), -i)
 
@@ -313,7 +330,7 @@ def _misstated_output(case: FailureCase, readings: Sequence[StepReading]) -> int
     the first reply stating a value of that output's form (a count for a count, a 12-digit
     number for a tracking number, an amount for an amount), else ``None``."""
     texts = [
-        _reply_text(s.action) if r.effect == "reply" else ""
+        _step_text(s.action) if r.effect == "reply" else ""
         for s, r in zip(case.steps, readings, strict=True)
     ]
     said = "\n".join(texts).lower()
@@ -437,7 +454,7 @@ def _proposal_of(
             break
         if reading.decision == "confirm" and agrees(steps[position].observation):
             asked.append(position)
-    naming = [p for p in asked if values & set(_VALUE.findall(_reply_text(steps[p].action)))]
+    naming = [p for p in asked if values & set(_VALUE.findall(_step_text(steps[p].action)))]
     proposals = naming if values else asked  # a reply about other ids proposed something else
     return (proposals or [None])[-1]  # the earliest: where it was first proposed
 
@@ -476,9 +493,7 @@ def _last_edit(readings: Sequence[StepReading], edits: list[int], before: int) -
 
 
 def _printed_error(step: CaseStep) -> str | None:
-    call = tool_call(step.action)
-    text = str(call[1].get("text", "")) if call else ""
-    return generic_error(text)
+    return generic_error(reply_text(step.action))
 
 
 _ANSWER_VALUE = re.compile(
@@ -492,7 +507,7 @@ def _answer_source(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -
     """The position of the first step that stated the run's final answer (the claim later
     steps relied on): the value the last answer states (after ``final answer``, in a
     ``\\boxed{}``, else its numbers), first found in an earlier step not relayed."""
-    texts = [_reply_text(s.action) for s in steps]
+    texts = [_step_text(s.action) for s in steps]
     answers = [i for i, r in enumerate(readings) if r.decision == "answer"]
     if not answers:
         return None
@@ -520,10 +535,9 @@ def _answer_source(steps: Sequence[CaseStep], readings: Sequence[StepReading]) -
     return first
 
 
-def _reply_text(action: str) -> str:
-    call = tool_call(action)
-    if call is None:
-        return action
+def _step_text(action: str) -> str:
+    """What a step says: a reply's words, a call's arguments, any other action itself."""
     if is_reply(action):
-        return str(call[1].get("text", ""))
-    return json.dumps(call[1], ensure_ascii=False)
+        return reply_text(action)
+    call = tool_call(action)
+    return action if call is None else json.dumps(call[1], ensure_ascii=False)

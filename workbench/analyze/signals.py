@@ -12,6 +12,10 @@ from __future__ import annotations
 
 import re
 
+CRITICAL_REWARD = -50.0
+"""A step reward at or below this is a critical failure (worlds that end a run on a fatal
+action give −100)."""
+
 TOOL_ERROR = "[tool error] "
 """Prefix the analyzer puts on a tool result its log flagged as an error (``is_error``)."""
 

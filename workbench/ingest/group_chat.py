@@ -83,8 +83,6 @@ RUN_END = "(termination condition)"
 """The end of the source that closes a run (``Orchestrator (termination condition)``)."""
 ADDRESSED = re.compile(r"\(-> (.+)\)$")
 """The agent an orchestrator's instruction is for: ``Orchestrator (-> WebSurfer)``."""
-USER_SOURCES = openai_chat.USER_SPEAKERS
-"""Sources (lower-cased) that speak for the user."""
 
 
 def sniff(path: Path, head: str) -> bool:
@@ -203,7 +201,7 @@ def _opens_run(run: _Run, event: Any) -> bool:
     if not run.steps or not isinstance(event, dict) or event.get("type") != "OrchestrationEvent":
         return False
     source = scalar(event.get("source")) or ""
-    return source.lower() in USER_SOURCES and run.addressed != source
+    return source.lower() in openai_chat.USER_SPEAKERS and run.addressed != source
 
 
 def _add_event(ctx: ReadContext, run: _Run, number: int | None, event: Any) -> None:
@@ -223,7 +221,7 @@ def _add_event(ctx: ReadContext, run: _Run, number: int | None, event: Any) -> N
         raise ctx.error(where, "source", "missing (the agent that spoke)")
     step = {
         "kind": "message",
-        "role": "user" if source.lower() in USER_SOURCES else "assistant",
+        "role": "user" if source.lower() in openai_chat.USER_SPEAKERS else "assistant",
         "agent": source,
         "content": text_of(event.get("message")),
         "timestamp": iso_time(event.get("timestamp")),
